@@ -1,0 +1,46 @@
+# The two commands: `make run` (serve on the embedded default: SQLite, in-process hub)
+# and `make test` (the whole suite). Both create .venv and install what they need.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: run test lint format services browser bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/agentlanes serve
+
+test: $(STAMP) services browser
+	$(PY) -m ruff check src tests bench
+	$(PY) -m ruff format --check src tests bench
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests bench
+	$(PY) -m ruff format --check src tests bench
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix src tests bench
+	$(PY) -m ruff format src tests bench
+
+# Start the local PostgreSQL and Redis if they are installed but down (no-op otherwise).
+services:
+	@bash scripts/ensure-services.sh
+
+# Debian's chromium for the dashboard tests (never a downloaded browser).
+browser:
+	@bash scripts/ensure-chromium.sh
+
+bench: $(STAMP)
+	$(PY) bench/conflicts.py
+	$(PY) bench/fanout.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

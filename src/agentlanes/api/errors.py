@@ -1,0 +1,84 @@
+"""The one place where errors become HTTP answers: ``{"error": {code, message}, ...extra}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, NotAuthorizedException, ValidationException
+from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
+
+from agentlanes.errors import AgentlanesError
+
+log = logging.getLogger("agentlanes.api")
+
+_CODES = {
+    400: "VALIDATION_ERROR",
+    401: "UNAUTHORIZED",
+    403: "UNAUTHORIZED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    410: "SESSION_ENDED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "VALIDATION_ERROR",
+    429: "RATE_LIMITED",
+}
+
+
+def error_response(status: int, code: str, message: str, **extra: Any) -> Response[Any]:
+    return Response(
+        {"error": {"code": code, "message": message}, **extra},
+        status_code=status,
+        media_type=MediaType.JSON,
+    )
+
+
+def _on_domain_error(_: Request[Any, Any, Any], exc: AgentlanesError) -> Response[Any]:
+    return Response(exc.body(), status_code=exc.status_code, media_type=MediaType.JSON)
+
+
+def _on_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    problems = exc.extra if isinstance(exc.extra, list) else []
+    if not problems:
+        detail = str(exc.detail or "invalid request")
+        return error_response(400, "VALIDATION_ERROR", f"body: {detail}", field="body")
+    first = problems[0] if isinstance(problems[0], dict) else {}
+    key = str(first.get("key") or "body")
+    field, _, rest = key.partition(".")
+    message = str(first.get("message") or "invalid value")
+    extra: dict[str, Any] = {"field": field}
+    if rest.isdigit():
+        extra["index"] = int(rest)
+    source = first.get("source")
+    if source in ("query", "path", "header"):
+        extra["source"] = source
+    return error_response(400, "VALIDATION_ERROR", f"{key}: {message}", **extra)
+
+
+def _on_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    status = exc.status_code
+    if status >= 500:
+        log.error("server error: %s", exc.detail)
+        return error_response(status, "INTERNAL_ERROR", "internal error")
+    code = _CODES.get(status, "BAD_REQUEST")
+    message = str(exc.detail or code)
+    if status == 413:
+        message = "request body is too large"
+    extra: dict[str, Any] = {"field": "body"} if status in (400, 413, 415) else {}
+    return error_response(status, code, message, **extra)
+
+
+def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.exception("unhandled error", exc_info=exc)
+    return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal error")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    AgentlanesError: _on_domain_error,
+    ValidationException: _on_validation,
+    NotAuthorizedException: _on_http,
+    HTTPException: _on_http,
+    Exception: _on_unexpected,
+}

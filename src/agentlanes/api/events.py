@@ -1,0 +1,101 @@
+"""Events: the WebSocket stream, the browser token, and the log over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from litestar import Controller, WebSocket, get, post, websocket
+from litestar.di import NamedDependency
+from litestar.exceptions import WebSocketDisconnect
+
+from agentlanes.api.deps import api_key_guard
+from agentlanes.api.stream import EventStream
+from agentlanes.errors import AgentlanesError, InvalidInput
+from agentlanes.services import realtime
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.projects import project_for_key
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_BAD_REQUEST = 4400
+
+
+class EventController(Controller):
+    path = "/api/v1"
+    tags = ["events"]
+    guards = [api_key_guard]
+
+    @post("/realtime/token", status_code=201, summary="A 60 s token for the browser's socket")
+    async def token(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
+        return await realtime.issue_token(ctx, project)
+
+    @get("/events/log", summary="The event log over HTTP")
+    async def log(
+        self, ctx: Ctx, project: Proj, since: str | None = None, limit: str | None = None
+    ) -> dict[str, Any]:
+        return await realtime.event_log(
+            ctx, project, since=_int_param("since", since), limit=_int_param("limit", limit)
+        )
+
+
+def _int_param(name: str, raw: str | None) -> int | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise InvalidInput(name, "must be an integer") from None
+
+
+async def _authenticate(ctx: ServiceContext, socket: WebSocket[Any, Any, Any]) -> Project:
+    token = socket.query_params.get("token")
+    if token:
+        return await realtime.project_for_realtime_token(ctx, token)
+    return await project_for_key(ctx, socket.headers.get("x-api-key"))
+
+
+@websocket("/api/v1/events")
+async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
+    """Snapshot or replay, then live events; client frames ``ping`` and ``attach``."""
+    ctx: ServiceContext = socket.app.state.ctx
+    await socket.accept()
+    try:
+        project = await _authenticate(ctx, socket)
+        since = _int_param("since", socket.query_params.get("since"))
+        if since is not None and since < 0:
+            raise InvalidInput("since", "must be a non-negative offset")
+    except AgentlanesError as exc:
+        code = CLOSE_UNAUTHORIZED if exc.status_code == 401 else CLOSE_BAD_REQUEST
+        with contextlib.suppress(Exception):
+            await socket.send_json({"type": "error", **exc.body()})
+            await socket.close(code=code, reason=exc.message[:120])
+        return
+
+    stream = EventStream(ctx, socket, project)
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        await stream.start(since)
+        pump = asyncio.create_task(stream.pump())
+        tasks = [pump, asyncio.create_task(stream.watch_overflow(pump))]
+        tasks.append(asyncio.create_task(stream.keep_attached_alive()))
+        while True:
+            message = await socket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            raw = message.get("text")
+            if raw is None and message.get("bytes") is not None:
+                raw = message["bytes"].decode("utf-8", "replace")
+            if raw is not None:
+                await stream.handle(raw)
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await stream.close()

@@ -1,0 +1,59 @@
+"""Request bodies: types and shapes only; the services check the rest against settings.
+
+Unknown fields are refused (a typo such as ``declared_file`` should not pass silently).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TokenBody(Body):
+    session_token: StrictStr | None = None
+
+
+class ProjectCreate(Body):
+    name: StrictStr
+    slug: StrictStr | None = None
+    conflict_mode: Literal["warn", "block"] | None = None
+    heartbeat_interval_seconds: StrictInt | None = None
+    heartbeat_ttl_seconds: StrictInt | None = None
+    agent_config_keys: list[StrictStr] | None = None
+
+
+class CheckinBody(Body):
+    agent_name: StrictStr | None = None
+    declared_area: StrictStr | None = None
+    declared_files: list[StrictStr] | None = None
+    meta: dict[str, Any] | None = None
+
+
+class StatusBody(TokenBody):
+    declared_area: StrictStr | None = None
+    declared_files: list[StrictStr] | None = None
+    status_text: StrictStr | None = None
+
+
+class CheckoutBody(TokenBody):
+    outcome_status: Literal["completed", "partial", "failed"] | None = None
+    work_summary: StrictStr | None = None
+    files_touched: list[StrictStr] | None = None
+
+
+class ConflictCheckBody(TokenBody):
+    paths: list[StrictStr] | None = None
+    patterns: list[StrictStr] | None = None
+    declared_area: StrictStr | None = None
+
+
+class EmptyBody(TokenBody):
+    pass
+
+
+LogLimit = Field(default=None)

@@ -1,0 +1,117 @@
+"""Sessions: check-in, heartbeat, status, checkout, presence, conflict checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency
+
+from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.schemas import (
+    CheckinBody,
+    CheckoutBody,
+    ConflictCheckBody,
+    EmptyBody,
+    StatusBody,
+)
+from agentlanes.services import presence as presence_service
+from agentlanes.services import sessions
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+
+
+class SessionController(Controller):
+    path = "/api/v1"
+    tags = ["sessions"]
+    guards = [api_key_guard]
+
+    @post("/checkin", status_code=201, summary="Check in: start a session")
+    async def checkin(
+        self, ctx: Ctx, project: Proj, data: CheckinBody | None = None
+    ) -> dict[str, Any]:
+        body = data or CheckinBody()
+        return await sessions.checkin(
+            ctx,
+            project,
+            sessions.CheckinInput(
+                agent_name=body.agent_name,
+                declared_area=body.declared_area,
+                declared_files=body.declared_files,
+                meta=body.meta,
+            ),
+        )
+
+    @post("/heartbeat", status_code=200, summary="Keep a session alive")
+    async def heartbeat(
+        self,
+        request: Request[Any, Any, Any],
+        ctx: Ctx,
+        project: Proj,
+        data: EmptyBody | None = None,
+    ) -> dict[str, Any]:
+        return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
+
+    @post("/status", status_code=200, summary="Change scope or status text")
+    async def status(
+        self,
+        request: Request[Any, Any, Any],
+        ctx: Ctx,
+        project: Proj,
+        data: StatusBody | None = None,
+    ) -> dict[str, Any]:
+        body = data or StatusBody()
+        return await sessions.update_status(
+            ctx,
+            project,
+            session_token(request, body) or "",
+            sessions.StatusInput(
+                declared_area=body.declared_area,
+                declared_files=body.declared_files,
+                status_text=body.status_text,
+                sent=frozenset(body.model_fields_set - {"session_token"}),
+            ),
+        )
+
+    @post("/checkout", status_code=200, summary="Check out: end a session")
+    async def checkout(
+        self,
+        request: Request[Any, Any, Any],
+        ctx: Ctx,
+        project: Proj,
+        data: CheckoutBody | None = None,
+    ) -> dict[str, Any]:
+        body = data or CheckoutBody()
+        return await sessions.checkout(
+            ctx,
+            project,
+            session_token(request, body) or "",
+            outcome_status=body.outcome_status,
+            work_summary=body.work_summary,
+            files_touched=body.files_touched,
+        )
+
+    @get("/presence", summary="Live sessions of the project")
+    async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
+        return await presence_service.presence(ctx, project)
+
+    @post("/conflicts/check", status_code=200, summary="What paths or patterns would collide with")
+    async def check(
+        self,
+        request: Request[Any, Any, Any],
+        ctx: Ctx,
+        project: Proj,
+        data: ConflictCheckBody | None = None,
+    ) -> dict[str, Any]:
+        body = data or ConflictCheckBody()
+        return await presence_service.check_conflicts(
+            ctx,
+            project,
+            paths=body.paths,
+            patterns=body.patterns,
+            declared_area=body.declared_area,
+            token=session_token(request, body),
+        )

@@ -1,0 +1,1 @@
+"""Command line: `agentlanes` and its alias `lanes`."""

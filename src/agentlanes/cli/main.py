@@ -1,0 +1,66 @@
+"""Entry point of the `agentlanes` / `lanes` command.
+
+argparse keeps start-up lean (the git hook runs this on every commit). Each command
+group lives in its own module with a ``register(subparsers)`` function; a module is
+imported only to register, and heavy imports stay inside the command functions.
+
+Exit codes: 0 ok, 1 conflicts found / refused, 2 bad input (usage), 3 server unreachable,
+4 server answered with an error, 5 no local session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Modules that add sub-commands, in the order they appear in --help.
+COMMAND_MODULES = (
+    "agentlanes.cli.serve",
+    "agentlanes.cli.project",
+)
+
+EXIT_OK = 0
+EXIT_CONFLICT = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_SERVER_ERROR = 4
+EXIT_NO_SESSION = 5
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr, with an exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentlanes",
+        description="Real-time presence and conflict service for coding agents.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.func(args)
+    except CommandError as exc:
+        print(f"agentlanes: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

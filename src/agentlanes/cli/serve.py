@@ -1,0 +1,36 @@
+"""`agentlanes serve`: run the server with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("serve", help="run the server (settings: config file and AGENTLANES_*)")
+    p.add_argument("--host", help="bind address (setting: host)")
+    p.add_argument("--port", type=int, help="port (setting: port, default 8787)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from agentlanes.api.app import create_app
+    from agentlanes.settings import get_settings
+
+    settings = get_settings()
+    if args.host:
+        settings.host = args.host
+    if args.port:
+        settings.port = args.port
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,
+        lifespan="on",
+        access_log=False,
+    )
+    return 0

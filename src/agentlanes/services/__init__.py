@@ -1,0 +1,1 @@
+"""Use cases. Each runs in one transaction that writes the state change and its events."""

@@ -1,0 +1,62 @@
+"""What every use case needs: settings, database, hub; and the project transaction."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import text
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from agentlanes.clock import iso, utcnow
+from agentlanes.hub import Hub
+from agentlanes.settings import Settings
+from agentlanes.store.database import Database
+from agentlanes.store.models import Event
+
+
+@dataclass
+class ProjectTx:
+    """One write transaction on one project: state changes plus their events."""
+
+    session: AsyncSession
+    project_id: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    async def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Write an event row with the project's next offset, in this transaction."""
+        result = await self.session.execute(
+            text(
+                "UPDATE projects SET last_offset = last_offset + 1 WHERE id = :id "
+                "RETURNING last_offset"
+            ),
+            {"id": self.project_id},
+        )
+        offset = int(result.scalar_one())
+        now = utcnow()
+        self.session.add(
+            Event(project_id=self.project_id, offset=offset, type=type_, ts=now, data=data)
+        )
+        frame = {"offset": offset, "type": type_, "ts": iso(now), "data": data}
+        self.events.append(frame)
+        return frame
+
+
+@dataclass
+class ServiceContext:
+    settings: Settings
+    db: Database
+    hub: Hub
+
+    @contextlib.asynccontextmanager
+    async def project_tx(self, project_id: int) -> AsyncIterator[ProjectTx]:
+        """Lock the project, run the body, commit, then hand the events to the hub."""
+        async with self.db.write() as session:
+            await self.db.lock_project(session, project_id)
+            tx = ProjectTx(session=session, project_id=project_id)
+            yield tx
+            await session.flush()
+        if tx.events:
+            await self.hub.publish(project_id, tx.events)

@@ -1,0 +1,93 @@
+"""How a session ends (checkout, supersede, timeout), and what ends with it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import col, select
+
+from agentlanes.clock import iso, utcnow
+from agentlanes.services.context import ProjectTx, ServiceContext
+from agentlanes.store.models import AgentSession
+
+# Ended statuses and the event each one writes.
+END_EVENTS = {
+    "checked_out": "agent.checkout",
+    "superseded": "agent.checkout",
+    "timed_out": "agent.timeout",
+}
+
+
+async def release_session_claims(tx: ProjectTx, session: AgentSession, reason: str) -> None:
+    """Release what a session held (leases, task claims) as it ends. Extended by the
+    coordination features; each release writes its own event in ``tx``."""
+    from agentlanes.services import coordination_hooks
+
+    for hook in coordination_hooks.SESSION_END_HOOKS:
+        await hook(tx, session, reason)
+
+
+async def end_session(
+    tx: ProjectTx,
+    session: AgentSession,
+    status: str,
+    *,
+    outcome_status: str | None = None,
+    extra: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Mark an active session ended, write its event, release its claims."""
+    now = now or utcnow()
+    session.status = status
+    session.outcome_status = outcome_status or status
+    session.ended_at = now
+    tx.session.add(session)
+    data = {
+        "session_id": session.id,
+        "agent_name": session.agent_name,
+        "declared_area": session.declared_area,
+        "status": status,
+        "outcome_status": session.outcome_status,
+        "ended_at": iso(now),
+        **(extra or {}),
+    }
+    event = await tx.emit(END_EVENTS[status], data)
+    await release_session_claims(tx, session, status)
+    return event
+
+
+async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
+    """End the project's overdue sessions as ``timed_out``; return how many ended here.
+
+    Runs under the project lock and re-reads inside it, so with several processes
+    (or a heartbeat racing the job) each session times out exactly once."""
+    async with ctx.project_tx(project_id) as tx:
+        now = utcnow()
+        stmt = select(AgentSession).where(
+            AgentSession.project_id == project_id,
+            AgentSession.status == "active",
+            col(AgentSession.expires_at) <= now,
+        )
+        overdue = (await tx.session.exec(stmt)).all()
+        for session in overdue:
+            await end_session(tx, session, "timed_out", now=now)
+        return len(overdue)
+
+
+async def overdue_project_ids(ctx: ServiceContext) -> list[int]:
+    async with ctx.db.read() as db:
+        stmt = (
+            select(AgentSession.project_id)
+            .where(AgentSession.status == "active", col(AgentSession.expires_at) <= utcnow())
+            .distinct()
+        )
+        return list((await db.exec(stmt)).all())
+
+
+async def expire_overdue(ctx: ServiceContext) -> int:
+    """The scheduled job: time out every overdue session of every project."""
+    total = 0
+    for project_id in await overdue_project_ids(ctx):
+        total += await expire_project_sessions(ctx, project_id)
+    return total

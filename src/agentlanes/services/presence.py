@@ -1,0 +1,56 @@
+"""Read-only views: who is live, and what a scope would collide with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentlanes import secrets
+from agentlanes.clock import utcnow
+from agentlanes.errors import SessionNotFound
+from agentlanes.services import scope
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.sessions import check_token
+from agentlanes.services.views import conflict_view, session_view
+from agentlanes.store import queries
+from agentlanes.store.models import Project
+
+
+async def presence(ctx: ServiceContext, project: Project) -> dict[str, Any]:
+    """Live sessions, oldest first, and the event offset this snapshot reflects."""
+    assert project.id is not None
+    async with ctx.db.read() as db:
+        # Offset first: an event committed between the two reads is then replayed
+        # (and de-duplicated by offset) rather than missed.
+        offset = await queries.last_offset(db, project.id)
+        sessions = await queries.live_sessions(db, project.id, utcnow())
+    return {"sessions": [session_view(s) for s in sessions], "offset": offset}
+
+
+async def check_conflicts(
+    ctx: ServiceContext,
+    project: Project,
+    *,
+    paths: list[str] | None,
+    patterns: list[str] | None,
+    declared_area: str | None,
+    token: str | None,
+) -> dict[str, Any]:
+    """What the given paths / patterns / area would collide with. Changes nothing."""
+    norm_paths = scope.paths(paths, ctx.settings, "paths")
+    norm_patterns = scope.patterns(patterns, ctx.settings, "patterns")
+    area = scope.area(declared_area)
+    assert project.id is not None
+    async with ctx.db.read() as db:
+        own_id = None
+        if token:
+            own = await queries.session_by_token_hash(
+                db, project.id, secrets.hash_secret(check_token(token))
+            )
+            if own is None:
+                raise SessionNotFound("no session with this token in this project")
+            own_id = own.id
+        live = await queries.live_sessions(db, project.id, utcnow())
+    found = scope.detector(live).find(
+        declared_area=area, patterns=norm_patterns, paths=norm_paths, exclude_session_id=own_id
+    )
+    return {"conflicts": [conflict_view(c) for c in found]}

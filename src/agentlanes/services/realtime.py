@@ -1,0 +1,71 @@
+"""Short-lived browser tokens for the event socket, and the event log over HTTP."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlmodel import col, delete, select
+
+from agentlanes import secrets
+from agentlanes.clock import iso, utcnow
+from agentlanes.errors import InvalidInput, Unauthorized
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.views import event_view
+from agentlanes.store import queries
+from agentlanes.store.models import Project, RealtimeToken
+
+MAX_LOG_LIMIT = 1000
+
+
+async def issue_token(ctx: ServiceContext, project: Project) -> dict[str, Any]:
+    """A token for ``/api/v1/events?token=``, reusable until it expires (for reconnects)."""
+    assert project.id is not None
+    token = secrets.new_realtime_token()
+    now = utcnow()
+    expires = now + timedelta(seconds=ctx.settings.realtime_token_ttl_seconds)
+    async with ctx.db.write() as db:
+        await db.exec(delete(RealtimeToken).where(col(RealtimeToken.expires_at) < now))  # type: ignore[call-overload]
+        db.add(
+            RealtimeToken(
+                token_hash=secrets.hash_secret(token), project_id=project.id, expires_at=expires
+            )
+        )
+    return {"token": token, "expires_at": iso(expires)}
+
+
+async def project_for_realtime_token(ctx: ServiceContext, token: str) -> Project:
+    async with ctx.db.read() as db:
+        row = (
+            await db.exec(
+                select(RealtimeToken).where(RealtimeToken.token_hash == secrets.hash_secret(token))
+            )
+        ).first()
+        if row is None or row.expires_at <= utcnow():
+            raise Unauthorized("unknown or expired realtime token")
+        project = await db.get(Project, row.project_id)
+    if project is None:
+        raise Unauthorized("unknown or expired realtime token")
+    return project
+
+
+async def event_log(
+    ctx: ServiceContext, project: Project, *, since: int | None, limit: int | None
+) -> dict[str, Any]:
+    if since is not None and since < 0:
+        raise InvalidInput("since", "must be a non-negative offset")
+    if limit is not None and not 1 <= limit <= MAX_LOG_LIMIT:
+        raise InvalidInput("limit", f"must be 1-{MAX_LOG_LIMIT}")
+    assert project.id is not None
+    async with ctx.db.read() as db:
+        last = await queries.last_offset(db, project.id)
+        rows = await queries.events_after(db, project.id, since or 0, limit or 100)
+        oldest = await queries.oldest_offset(db, project.id)
+    after = since or 0
+    complete = (oldest is None and after >= last) or (oldest is not None and oldest <= after + 1)
+    return {
+        "events": [event_view(e) for e in rows],
+        "offset": rows[-1].offset if rows else max(after, 0),
+        "last_offset": last,
+        "recovered": bool(complete),
+    }

@@ -1,0 +1,328 @@
+"""Check-in, heartbeat, status, checkout: the life of one agent session."""
+
+from __future__ import annotations
+
+import secrets as _random
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlmodel import col, select
+
+from agentlanes import secrets
+from agentlanes.clock import iso, utcnow
+from agentlanes.errors import Conflict, InvalidInput, SessionEnded, SessionNotFound
+from agentlanes.services import scope
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.lifecycle import end_session, expire_project_sessions
+from agentlanes.services.views import conflict_view, session_view
+from agentlanes.store import queries
+from agentlanes.store.models import AgentSession, Project
+
+OUTCOMES = ("completed", "partial", "failed")
+
+
+@dataclass(frozen=True)
+class CheckinInput:
+    agent_name: str | None = None
+    declared_area: str | None = None
+    declared_files: list[str] | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StatusInput:
+    declared_area: str | None = None
+    declared_files: list[str] | None = None
+    status_text: str | None = None
+    # Which of the optional fields were sent (None in a field can mean "clear it").
+    sent: frozenset[str] = frozenset()
+
+
+def new_session_id() -> str:
+    return "ses_" + _random.token_hex(12)
+
+
+def _ttl(project: Project) -> timedelta:
+    return timedelta(seconds=project.heartbeat_ttl_seconds)
+
+
+async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> dict[str, Any]:
+    """Start a session; report (or, in block mode, refuse on) overlaps with live sessions."""
+    name = scope.agent_name(data.agent_name)
+    area = scope.area(data.declared_area)
+    files = scope.patterns(data.declared_files, ctx.settings, "declared_files")
+    meta = scope.meta(data.meta)
+    assert project.id is not None
+
+    async with ctx.project_tx(project.id) as tx:
+        now = utcnow()
+        live = await queries.live_sessions(tx.session, project.id, now)
+        previous = [s for s in live if s.agent_name == name]
+        others = [s for s in live if s.agent_name != name]
+        conflicts = [
+            conflict_view(c)
+            for c in scope.detector(others).find(declared_area=area, patterns=files)
+        ]
+        session = AgentSession(
+            id=new_session_id(),
+            project_id=project.id,
+            agent_name=name,
+            declared_area=area,
+            declared_files=files,
+            meta=meta,
+            status="active",
+            started_at=now,
+            last_heartbeat_at=now,
+            expires_at=now + _ttl(project),
+        )
+        if conflicts and project.conflict_mode == "block":
+            session.status = "blocked"
+            session.outcome_status = "blocked"
+            session.ended_at = now
+            tx.session.add(session)
+            await tx.emit(
+                "agent.conflict",
+                {
+                    "session_id": session.id,
+                    "agent_name": name,
+                    "declared_area": area,
+                    "declared_files": files,
+                    "blocked": True,
+                    "conflicts": conflicts,
+                },
+            )
+            blocked = True
+        else:
+            blocked = False
+            token = secrets.new_session_token()
+            session.token_hash = secrets.hash_secret(token)
+            for old in previous:
+                await end_session(
+                    tx, old, "superseded", extra={"superseded_by": session.id}, now=now
+                )
+            tx.session.add(session)
+            view = session_view(session)
+            await tx.emit("agent.checkin", {"session": view, "conflicts": conflicts})
+            if conflicts:
+                await tx.emit(
+                    "agent.conflict",
+                    {
+                        "session_id": session.id,
+                        "agent_name": name,
+                        "declared_area": area,
+                        "declared_files": files,
+                        "blocked": False,
+                        "conflicts": conflicts,
+                    },
+                )
+
+    if blocked:
+        raise Conflict(
+            f"check-in refused: {len(conflicts)} live session(s) overlap "
+            "(project is in block mode)",
+            outcome_status="blocked",
+            session_id=session.id,
+            conflicts=conflicts,
+        )
+    return {
+        "session_id": session.id,
+        "session_token": token,
+        "agent_name": name,
+        "declared_area": area,
+        "declared_files": files,
+        "meta": meta,
+        "status": "active",
+        "heartbeat_interval_seconds": project.heartbeat_interval_seconds,
+        "heartbeat_ttl_seconds": project.heartbeat_ttl_seconds,
+        "started_at": iso(session.started_at),
+        "expires_at": iso(session.expires_at),
+        "conflicts": conflicts,
+    }
+
+
+async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSession:
+    """The token's session, locked in the caller's transaction; 404 / 410 otherwise."""
+    assert project.id is not None
+    session = await queries.session_by_token_hash(tx_db, project.id, secrets.hash_secret(token))
+    if session is None:
+        raise SessionNotFound("no session with this token in this project")
+    if session.status != "active":
+        raise SessionEnded(session.id, session.status)
+    return session
+
+
+async def _ensure_alive(ctx: ServiceContext, project: Project, session: AgentSession) -> None:
+    """An active session past its TTL is dead even before the job runs: end it now."""
+    if session.expires_at <= utcnow():
+        assert project.id is not None
+        await expire_project_sessions(ctx, project.id)
+        raise SessionEnded(session.id, "timed_out")
+
+
+def check_token(token: str | None) -> str:
+    if not token:
+        raise InvalidInput(
+            "session_token", "required: send the X-Session-Token header or a session_token field"
+        )
+    if not secrets.is_session_token(token):
+        raise InvalidInput("session_token", "must be 64 lowercase hexadecimal characters")
+    return token
+
+
+async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
+    token = check_token(token)
+    async with ctx.db.write() as db:
+        session = await _active_session(db, project, token)
+        now = utcnow()
+        if session.expires_at > now:
+            session.last_heartbeat_at = now
+            session.expires_at = now + _ttl(project)
+            db.add(session)
+            alive = True
+        else:
+            alive = False
+    if not alive:
+        await _ensure_alive(ctx, project, session)
+    return {
+        "session_id": session.id,
+        "status": "active",
+        "last_heartbeat_at": iso(session.last_heartbeat_at),
+        "expires_at": iso(session.expires_at),
+    }
+
+
+async def update_status(
+    ctx: ServiceContext, project: Project, token: str, data: StatusInput
+) -> dict[str, Any]:
+    """Change a session's scope or status text; counts as a heartbeat."""
+    token = check_token(token)
+    area = scope.area(data.declared_area) if "declared_area" in data.sent else None
+    files = (
+        scope.patterns(data.declared_files, ctx.settings, "declared_files")
+        if "declared_files" in data.sent
+        else None
+    )
+    text = scope.status_text(data.status_text)
+    assert project.id is not None
+    expired = False
+    async with ctx.project_tx(project.id) as tx:
+        session = await _active_session(tx.session, project, token)
+        now = utcnow()
+        if session.expires_at <= now:
+            expired = True
+        else:
+            new_area = area if "declared_area" in data.sent else session.declared_area
+            new_files = files if files is not None else list(session.declared_files or [])
+            live = await queries.live_sessions(tx.session, project.id, now)
+            others = [s for s in live if s.id != session.id]
+            conflicts = [
+                conflict_view(c)
+                for c in scope.detector(others).find(declared_area=new_area, patterns=new_files)
+            ]
+            scope_changed = (new_area, new_files) != (
+                session.declared_area,
+                list(session.declared_files or []),
+            )
+            if conflicts and scope_changed and project.conflict_mode == "block":
+                raise Conflict(
+                    f"scope change refused: {len(conflicts)} live session(s) overlap "
+                    "(project is in block mode); the old scope stays",
+                    outcome_status="blocked",
+                    session_id=session.id,
+                    conflicts=conflicts,
+                )
+            session.declared_area = new_area
+            session.declared_files = new_files
+            if "status_text" in data.sent:
+                session.status_text = text
+            session.last_heartbeat_at = now
+            session.expires_at = now + _ttl(project)
+            tx.session.add(session)
+            view = session_view(session)
+            await tx.emit("agent.status", {"session": view, "conflicts": conflicts})
+            if conflicts and scope_changed:
+                await tx.emit(
+                    "agent.conflict",
+                    {
+                        "session_id": session.id,
+                        "agent_name": session.agent_name,
+                        "declared_area": new_area,
+                        "declared_files": new_files,
+                        "blocked": False,
+                        "conflicts": conflicts,
+                    },
+                )
+    if expired:
+        await _ensure_alive(ctx, project, session)
+    return {**view, "status": "active", "conflicts": conflicts}
+
+
+async def checkout(
+    ctx: ServiceContext,
+    project: Project,
+    token: str,
+    *,
+    outcome_status: str | None,
+    work_summary: str | None,
+    files_touched: list[str] | None,
+) -> dict[str, Any]:
+    token = check_token(token)
+    outcome = outcome_status or "completed"
+    if outcome not in OUTCOMES:
+        raise InvalidInput("outcome_status", f"must be one of {', '.join(OUTCOMES)}")
+    if work_summary is not None and len(work_summary) > ctx.settings.max_work_summary_chars:
+        raise InvalidInput(
+            "work_summary", f"must be at most {ctx.settings.max_work_summary_chars} characters"
+        )
+    touched = scope.paths(files_touched, ctx.settings, "files_touched")
+    assert project.id is not None
+    expired = False
+    async with ctx.project_tx(project.id) as tx:
+        session = await _active_session(tx.session, project, token)
+        now = utcnow()
+        if session.expires_at <= now:
+            expired = True
+        else:
+            session.work_summary = work_summary
+            session.files_touched = touched
+            await end_session(
+                tx,
+                session,
+                "checked_out",
+                outcome_status=outcome,
+                extra={"work_summary": work_summary, "files_touched": touched},
+                now=now,
+            )
+    if expired:
+        await _ensure_alive(ctx, project, session)
+    return {
+        "session_id": session.id,
+        "status": "checked_out",
+        "outcome_status": outcome,
+        "ended_at": iso(session.ended_at),
+    }
+
+
+async def attach(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
+    """Tie a session's liveness to a socket: validate the token and heartbeat once."""
+    result = await heartbeat(ctx, project, token)
+    return {"session_id": result["session_id"], "expires_at": result["expires_at"]}
+
+
+async def touch(ctx: ServiceContext, project: Project, session_ids: list[str]) -> None:
+    """Heartbeat sessions held by an open socket (and once more as it closes, so the TTL
+    runs from that moment). Ended sessions are left alone."""
+    if not session_ids:
+        return
+    now = utcnow()
+    async with ctx.db.write() as db:
+        stmt = select(AgentSession).where(
+            col(AgentSession.id).in_(session_ids),
+            AgentSession.status == "active",
+            col(AgentSession.expires_at) > now,
+        )
+        for session in (await db.exec(stmt)).all():
+            session.last_heartbeat_at = now
+            session.expires_at = now + _ttl(project)
+            db.add(session)

@@ -1,0 +1,1 @@
+"""Storage: SQLModel tables, the engine, and the queries the services share."""

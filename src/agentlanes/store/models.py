@@ -1,0 +1,77 @@
+"""SQLModel tables. Times are naive UTC. Secrets are stored as SHA-256 hashes only."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+class Project(SQLModel, table=True):
+    __tablename__ = "projects"
+
+    id: int | None = Field(default=None, primary_key=True)
+    slug: str = Field(max_length=64, unique=True, index=True)
+    name: str = Field(max_length=200)
+    api_key_hash: str = Field(max_length=64, unique=True, index=True)
+    conflict_mode: str = Field(max_length=8)
+    heartbeat_interval_seconds: int
+    heartbeat_ttl_seconds: int
+    # The offset of the newest event; bumped in the same transaction as each event row.
+    last_offset: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, default=0))
+    # Keys an agent's registry config may hold (others are dropped).
+    agent_config_keys: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    created_at: datetime
+
+
+class AgentSession(SQLModel, table=True):
+    __tablename__ = "sessions"
+    __table_args__ = (
+        Index("ix_sessions_project_status", "project_id", "status"),
+        Index("ix_sessions_status_expires", "status", "expires_at"),
+    )
+
+    id: str = Field(primary_key=True, max_length=40)
+    project_id: int = Field(foreign_key="projects.id")
+    # None for a blocked check-in: no token was ever issued.
+    token_hash: str | None = Field(default=None, max_length=64, unique=True, index=True)
+    agent_name: str = Field(max_length=64)
+    declared_area: str | None = Field(default=None, max_length=256)
+    declared_files: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+    status: str = Field(max_length=16)
+    outcome_status: str | None = Field(default=None, max_length=16)
+    status_text: str | None = Field(default=None)
+    work_summary: str | None = Field(default=None)
+    files_touched: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    started_at: datetime
+    last_heartbeat_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None = None
+
+
+class Event(SQLModel, table=True):
+    """The outbox and the history: written in the same transaction as the change."""
+
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("project_id", "event_offset", name="uq_events_offset"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="projects.id", index=True)
+    # "offset" is an SQL keyword; the column is event_offset.
+    offset: int = Field(sa_column=Column("event_offset", BigInteger, nullable=False))
+    type: str = Field(max_length=64)
+    ts: datetime
+    data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
+
+
+class RealtimeToken(SQLModel, table=True):
+    """Short-lived tokens that let a browser open the event socket."""
+
+    __tablename__ = "realtime_tokens"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    project_id: int = Field(foreign_key="projects.id")
+    expires_at: datetime = Field(index=True)

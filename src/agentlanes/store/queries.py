@@ -1,0 +1,59 @@
+"""Queries the services share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import func
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from agentlanes.store.models import AgentSession, Event, Project
+
+
+async def live_sessions(db: AsyncSession, project_id: int, now: datetime) -> Sequence[AgentSession]:
+    """Active sessions that are not overdue, oldest first."""
+    stmt = (
+        select(AgentSession)
+        .where(
+            AgentSession.project_id == project_id,
+            AgentSession.status == "active",
+            col(AgentSession.expires_at) > now,
+        )
+        .order_by(col(AgentSession.started_at), col(AgentSession.id))
+    )
+    return (await db.exec(stmt)).all()
+
+
+async def session_by_token_hash(
+    db: AsyncSession, project_id: int, token_hash: str
+) -> AgentSession | None:
+    stmt = select(AgentSession).where(
+        AgentSession.token_hash == token_hash, AgentSession.project_id == project_id
+    )
+    return (await db.exec(stmt)).first()
+
+
+async def project_by_key_hash(db: AsyncSession, key_hash: str) -> Project | None:
+    return (await db.exec(select(Project).where(Project.api_key_hash == key_hash))).first()
+
+
+async def events_after(
+    db: AsyncSession, project_id: int, after: int, limit: int, upto: int | None = None
+) -> Sequence[Event]:
+    stmt = select(Event).where(Event.project_id == project_id, col(Event.offset) > after)
+    if upto is not None:
+        stmt = stmt.where(col(Event.offset) <= upto)
+    stmt = stmt.order_by(col(Event.offset)).limit(limit)
+    return (await db.exec(stmt)).all()
+
+
+async def oldest_offset(db: AsyncSession, project_id: int) -> int | None:
+    stmt = select(func.min(col(Event.offset))).where(Event.project_id == project_id)
+    return (await db.exec(stmt)).one()
+
+
+async def last_offset(db: AsyncSession, project_id: int) -> int:
+    stmt = select(Project.last_offset).where(Project.id == project_id)
+    return int((await db.exec(stmt)).one())
