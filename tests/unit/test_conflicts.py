@@ -1,0 +1,122 @@
+"""The conflict detector: areas, pattern overlaps, staged paths, order, index upkeep."""
+
+from __future__ import annotations
+
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, FileOverlap, Scope
+
+
+def scope(sid: str, *patterns: str, area: str | None = None) -> Scope:
+    return Scope(session_id=sid, agent_name=f"agent-{sid}", declared_area=area, patterns=patterns)
+
+
+def test_reports_file_overlap_with_example() -> None:
+    detector = ConflictDetector([scope("s1", "src/api/**"), scope("s2", "docs/**")])
+    conflicts = detector.find(patterns=["src/**/*.ts"])
+    assert conflicts == [
+        Conflict(
+            session_id="s1",
+            agent_name="agent-s1",
+            declared_area=None,
+            overlapping_area=False,
+            overlapping_files=(FileOverlap("src/**/*.ts", "src/api/**", "src/api/a.ts"),),
+        )
+    ]
+
+
+def test_same_area_conflicts_case_sensitively() -> None:
+    detector = ConflictDetector([scope("s1", area="billing"), scope("s2", area="Billing")])
+    conflicts = detector.find(declared_area="billing")
+    assert [(c.session_id, c.overlapping_area, c.overlapping_files) for c in conflicts] == [
+        ("s1", True, ())
+    ]
+    assert detector.find(declared_area="") == []
+    assert detector.find(declared_area=None) == []
+
+
+def test_area_and_files_in_one_conflict() -> None:
+    detector = ConflictDetector([scope("s1", "a/**", area="x")])
+    [conflict] = detector.find(declared_area="x", patterns=["a/b"])
+    assert conflict.overlapping_area
+    assert conflict.overlapping_files == (FileOverlap("a/b", "a/**", "a/b"),)
+
+
+def test_paths_are_concrete_and_reported_as_their_own_example() -> None:
+    detector = ConflictDetector(
+        [scope("s1", "src/api"), scope("s2", "**/*.md"), scope("s3", "src/[x].py")]
+    )
+    conflicts = detector.find(paths=["src/api/h.py", "README.md", "src/[x].py", "src/x.py"])
+    assert [(c.session_id, c.overlapping_files) for c in conflicts] == [
+        ("s1", (FileOverlap("src/api/h.py", "src/api", "src/api/h.py"),)),
+        ("s2", (FileOverlap("README.md", "**/*.md", "README.md"),)),
+        ("s3", (FileOverlap("src/x.py", "src/[x].py", "src/x.py"),)),
+    ]
+
+
+def test_order_is_oldest_first_and_exclusion_skips_the_caller() -> None:
+    detector = ConflictDetector()
+    for sid in ("s3", "s1", "s2"):
+        detector.add(scope(sid, "**"))
+    assert [c.session_id for c in detector.find(patterns=["x"])] == ["s3", "s1", "s2"]
+    assert [c.session_id for c in detector.find(patterns=["x"], exclude_session_id="s1")] == [
+        "s3",
+        "s2",
+    ]
+
+
+def test_overlaps_listed_in_my_order_then_theirs() -> None:
+    detector = ConflictDetector([scope("s1", "b/**", "a/**", "c")])
+    [conflict] = detector.find(patterns=["a/x", "b/y", "*"])
+    assert [(o.pattern, o.their_pattern) for o in conflict.overlapping_files] == [
+        ("a/x", "a/**"),
+        ("b/y", "b/**"),
+        ("*", "c"),
+    ]
+
+
+def test_add_replaces_and_remove_forgets() -> None:
+    detector = ConflictDetector([scope("s1", "a/**"), scope("s2", "a/**")])
+    detector.add(scope("s1", "b/**"))
+    assert [c.session_id for c in detector.find(patterns=["a/x"])] == ["s2"]
+    assert [c.session_id for c in detector.find(patterns=["b/x"])] == ["s1"]
+    detector.remove("s2")
+    detector.remove("unknown")
+    assert detector.find(patterns=["a/x"]) == []
+    detector.remove("s1")
+    assert len(detector) == 0
+    assert detector.find(patterns=["**"]) == []
+
+
+def test_shared_pattern_survives_removal_of_one_holder() -> None:
+    detector = ConflictDetector([scope("s1", "a"), scope("s2", "a")])
+    detector.remove("s1")
+    assert [c.session_id for c in detector.find(paths=["a/b"])] == ["s2"]
+
+
+def test_literal_prefix_index_does_not_hide_wildcard_scopes() -> None:
+    detector = ConflictDetector(
+        [
+            scope("deep", "src/api/v1/x.py"),
+            scope("top", "*"),
+            scope("star", "src/*/v1/**"),
+            scope("brace", "{src,lib}/api/**"),
+            scope("other", "lib/api/**"),
+        ]
+    )
+    # '*' claims only top-level names: 'src' itself, nothing below it.
+    assert [c.session_id for c in detector.find(patterns=["src/api"])] == [
+        "deep",
+        "star",
+        "brace",
+    ]
+    assert [c.session_id for c in detector.find(patterns=["src"])] == [
+        "deep",
+        "top",
+        "star",
+        "brace",
+    ]
+    assert [c.session_id for c in detector.find(patterns=["**/v1/*.py"])] == [
+        "deep",
+        "star",
+        "brace",
+        "other",
+    ]
