@@ -1,23 +1,19 @@
-"""Time in one place: naive UTC datetimes in storage, ISO-8601 with ``Z`` on the wire."""
+"""Time in one place: aware UTC datetimes everywhere, ISO-8601 with ``Z`` on the wire."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 
 def utcnow() -> datetime:
-    """Now, as a naive UTC datetime (what the database columns hold)."""
-    return datetime.now(UTC).replace(tzinfo=None)
+    """Now, in UTC (aware; SQLModel's UTCDateTime stores it on every backend)."""
+    return datetime.now(UTC)
 
 
 def iso(value: datetime | None) -> str | None:
     """ISO-8601 UTC with a ``Z`` suffix, or None."""
     if value is None:
         return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value.isoformat(timespec="microseconds") + "Z"
-
-
-def seconds(n: float) -> timedelta:
-    return timedelta(seconds=n)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

@@ -43,7 +43,7 @@ class ServerProcess:
     def start(self, timeout: float = 30) -> ServerProcess:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentlanes.cli.main", "serve"],
+            [sys.executable, "-m", "agentlanes", "serve"],
             env=self.env,
             cwd=self.workdir,
             stdout=log,

@@ -15,26 +15,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from agentlanes.cli.errors import CommandError
+
 # Modules that add sub-commands, in the order they appear in --help.
 COMMAND_MODULES = (
     "agentlanes.cli.serve",
     "agentlanes.cli.project",
 )
-
-EXIT_OK = 0
-EXIT_CONFLICT = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_SERVER_ERROR = 4
-EXIT_NO_SESSION = 5
-
-
-class CommandError(Exception):
-    """A failure to report as one line on stderr, with an exit code."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:

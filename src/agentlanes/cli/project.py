@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from agentlanes.cli.main import EXIT_CONFLICT, CommandError
+from agentlanes.cli.errors import EXIT_CONFLICT, EXIT_UNREACHABLE, EXIT_USAGE, CommandError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,9 +64,11 @@ def create_project(args: argparse.Namespace) -> int:
     try:
         project = asyncio.run(go())
     except AgentlanesError as exc:
-        raise CommandError(exc.message, EXIT_CONFLICT if exc.status_code == 409 else 2) from None
+        raise CommandError(
+            exc.message, EXIT_CONFLICT if exc.status_code == 409 else EXIT_USAGE
+        ) from None
     except OSError as exc:
-        raise CommandError(f"cannot reach the database: {exc}", 3) from None
+        raise CommandError(f"cannot reach the database: {exc}", EXIT_UNREACHABLE) from None
     if args.json:
         print(json.dumps(project))
     else:

@@ -47,8 +47,12 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
     mode = data.conflict_mode or ctx.settings.conflict_mode
     if mode not in MODES:
         raise InvalidInput("conflict_mode", "must be warn or block")
-    interval = data.heartbeat_interval_seconds or ctx.settings.heartbeat_interval_seconds
-    ttl = data.heartbeat_ttl_seconds or ctx.settings.heartbeat_ttl_seconds
+    interval = data.heartbeat_interval_seconds
+    if interval is None:
+        interval = ctx.settings.heartbeat_interval_seconds
+    ttl = data.heartbeat_ttl_seconds
+    if ttl is None:
+        ttl = ctx.settings.heartbeat_ttl_seconds
     if not 1 <= interval <= 86_400:
         raise InvalidInput("heartbeat_interval_seconds", "must be 1-86400")
     if not 1 <= ttl <= 86_400 * 7:

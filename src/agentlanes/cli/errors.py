@@ -1,0 +1,18 @@
+"""Exit codes and the one-line error every command reports instead of a traceback."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CONFLICT = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_SERVER_ERROR = 4
+EXIT_NO_SESSION = 5
+
+
+class CommandError(Exception):
+    """A failure to report as one line on stderr, with an exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
