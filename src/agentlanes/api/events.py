@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 from litestar.di import NamedDependency
-from litestar.exceptions import WebSocketDisconnect
 
 from agentlanes.api.deps import api_key_guard
 from agentlanes.api.stream import EventStream
@@ -76,26 +74,4 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
             await socket.close(code=code, reason=exc.message[:120])
         return
 
-    stream = EventStream(ctx, socket, project)
-    tasks: list[asyncio.Task[None]] = []
-    try:
-        await stream.start(since)
-        pump = asyncio.create_task(stream.pump())
-        tasks = [pump, asyncio.create_task(stream.watch_overflow(pump))]
-        tasks.append(asyncio.create_task(stream.keep_attached_alive()))
-        while True:
-            message = await socket.receive()
-            if message["type"] == "websocket.disconnect":
-                break
-            raw = message.get("text")
-            if raw is None and message.get("bytes") is not None:
-                raw = message["bytes"].decode("utf-8", "replace")
-            if raw is not None:
-                await stream.handle(raw)
-    except (WebSocketDisconnect, RuntimeError):
-        pass
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await stream.close()
+    await EventStream(ctx, socket, project).run(since)

@@ -3,6 +3,9 @@
 Live events come from the hub; offsets must arrive in order and exactly once, so the
 socket remembers the last offset it sent, skips anything at or below it, and reads any
 gap (or a poke from the hub) from the event log before sending what came after.
+
+A socket whose queue overflows (it cannot keep up) is closed with 4008 and a reason that
+names the offset to resume from; the hub never waits for it, so the others are not slowed.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import logging
 from typing import Any
 
 from litestar import WebSocket
+from litestar.exceptions import WebSocketDisconnect
 
 from agentlanes.errors import AgentlanesError, InvalidInput
-from agentlanes.hub import POLL, Subscriber
+from agentlanes.hub import POLL, Frame, Subscriber
 from agentlanes.services import presence as presence_service
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
@@ -28,9 +32,18 @@ log = logging.getLogger("agentlanes.stream")
 
 CLOSE_TOO_SLOW = 4008
 PAGE = 500
+# How long a 4008 close may take before we stop waiting for it (the server protocol then
+# aborts the connection itself; see api/wsprotocol.py).
+CLOSE_WAIT_SECONDS = 2.0
+
+
+def _dumps(frame: dict[str, Any]) -> str:
+    return json.dumps(frame, separators=(",", ":"))
 
 
 class EventStream:
+    """The life of one event socket, from the first frame to the last."""
+
     def __init__(
         self, ctx: ServiceContext, socket: WebSocket[Any, Any, Any], project: Project
     ) -> None:
@@ -42,11 +55,37 @@ class EventStream:
         self.last_sent = 0
         self.subscriber: Subscriber | None = None
         self.attached: dict[str, None] = {}
-        self._send_lock = asyncio.Lock()
+        self._pump: asyncio.Task[None] | None = None
+        self._keepalive: asyncio.Task[None] | None = None
+        self._cutoff: asyncio.Task[None] | None = None
+
+    async def send_text(self, text: str) -> None:
+        # The raw ASGI message: no per-frame encoding work beyond what the hub did once.
+        await self.socket.send({"type": "websocket.send", "text": text})
 
     async def send(self, frame: dict[str, Any]) -> None:
-        async with self._send_lock:
-            await self.socket.send_text(json.dumps(frame, separators=(",", ":")))
+        await self.send_text(_dumps(frame))
+
+    # -- the whole socket ---------------------------------------------------------------
+    async def run(self, since: int | None) -> None:
+        """Start (snapshot or replay), then pump live events while reading client frames
+        until the client goes away or is cut off."""
+        try:
+            await self.start(since)
+            self._pump = asyncio.create_task(self.pump())
+            while True:
+                message = await self.socket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                raw = message.get("text")
+                if raw is None and message.get("bytes") is not None:
+                    raw = message["bytes"].decode("utf-8", "replace")
+                if raw is not None:
+                    await self.handle(raw)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            await self.close()
 
     # -- start ---------------------------------------------------------------------------
     async def snapshot(self) -> int:
@@ -60,72 +99,92 @@ class EventStream:
         )
         return int(snap["offset"])
 
+    async def restart_from_snapshot(self) -> None:
+        """History we need is gone (pruned): a fresh snapshot, ``recovered: false``."""
+        self.last_sent = await self.snapshot()
+        await self.send({"type": "replay.complete", "recovered": False, "offset": self.last_sent})
+
     async def start(self, since: int | None) -> None:
         """Subscribe first (so nothing committed from now on is missed), then catch up."""
         self.subscriber = self.ctx.hub.subscribe(
             self.project_id, self.ctx.settings.subscriber_queue_size
         )
+        self.subscriber.on_overflow = self._overflowed
         if since is None:
             self.last_sent = await self.snapshot()
-            return
-        async with self.ctx.db.read() as db:
-            last = await queries.last_offset(db, self.project_id)
-            oldest = await queries.oldest_offset(db, self.project_id)
-        if (
-            since > last
-            or (oldest is None and since < last)
-            or (oldest is not None and oldest > since + 1)
-        ):
-            # Older than the kept history (or from another history): start afresh.
-            self.last_sent = await self.snapshot()
-            await self.send(
-                {"type": "replay.complete", "recovered": False, "offset": self.last_sent}
-            )
-            return
-        self.last_sent = since
-        await self.read_log(upto=last)
-        await self.send({"type": "replay.complete", "recovered": True, "offset": self.last_sent})
+        else:
+            async with self.ctx.db.read() as db:
+                last = await queries.last_offset(db, self.project_id)
+                oldest = await queries.oldest_offset(db, self.project_id)
+            kept = since == last or (oldest is not None and oldest <= since + 1)
+            if since > last or not kept:
+                # Older than the kept history (or from another history): start afresh.
+                await self.restart_from_snapshot()
+            else:
+                self.last_sent = since
+                if await self.read_log(upto=last):
+                    await self.send(
+                        {"type": "replay.complete", "recovered": True, "offset": self.last_sent}
+                    )
+                else:
+                    await self.restart_from_snapshot()
+        self.ctx.hub.mark_seen(self.project_id, self.last_sent)
 
-    async def read_log(self, upto: int | None = None) -> None:
-        """Send every logged event after ``last_sent`` (up to ``upto``), in order."""
+    async def read_log(self, upto: int | None = None) -> bool:
+        """Send every logged event after ``last_sent`` (up to ``upto``), in order.
+
+        False when the next event is no longer in the log (pruned meanwhile)."""
         while True:
             async with self.ctx.db.read() as db:
                 rows = await queries.events_after(db, self.project_id, self.last_sent, PAGE, upto)
             for row in rows:
+                if row.offset != self.last_sent + 1:
+                    return False
                 await self.send(event_view(row))
                 self.last_sent = row.offset
             if len(rows) < PAGE:
-                return
+                return True
 
     # -- live ----------------------------------------------------------------------------
     async def pump(self) -> None:
         assert self.subscriber is not None
-        queue = self.subscriber.queue
+        get = self.subscriber.get
         while True:
-            frame = await queue.get()
+            frame: Frame = await get()
             if frame is POLL:
-                await self.read_log()
+                if not await self.read_log():
+                    await self.restart_from_snapshot()
                 continue
-            offset = int(frame["offset"])
+            offset = frame.offset
             if offset <= self.last_sent:
-                continue
+                continue  # already sent (read from the log to fill a gap)
             if offset > self.last_sent + 1:
-                await self.read_log(upto=offset)
-                if self.last_sent < offset:
-                    # The gap was pruned from history meanwhile; go on from here.
-                    self.last_sent = offset - 1
+                # Events committed before this one have not reached us yet (another
+                # process's notification is late or lost): read them from the log.
+                if not await self.read_log(upto=offset):
+                    await self.restart_from_snapshot()
                 if offset <= self.last_sent:
                     continue
-            await self.send(frame)
+            await self.send_text(frame.text)
             self.last_sent = offset
 
-    async def watch_overflow(self, pump: asyncio.Task[None]) -> None:
-        assert self.subscriber is not None
-        await self.subscriber.overflowed.wait()
-        pump.cancel()
+    def _overflowed(self) -> None:
+        """Called by the hub (synchronously) when this socket's queue is full."""
+        if self._cutoff is None:
+            self._cutoff = asyncio.create_task(self.cut_off())
+
+    async def cut_off(self) -> None:
+        """Close with 4008, naming the offset to resume from. The hub has stopped queueing
+        for this socket already, so nobody else waits on it."""
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
         reason = f"too slow: resume with since={self.last_sent}"
+        log.info("event socket of project %s cut off: %s", self.project_id, reason)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.socket.close(code=CLOSE_TOO_SLOW, reason=reason), timeout=2)
+            await asyncio.wait_for(
+                self.socket.close(code=CLOSE_TOO_SLOW, reason=reason), timeout=CLOSE_WAIT_SECONDS
+            )
 
     # -- client frames -------------------------------------------------------------------
     async def handle(self, raw: str) -> None:
@@ -136,7 +195,7 @@ class EventStream:
             return
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "ping":
-            await self.send({"type": "pong"})
+            await self.send_text('{"type":"pong"}')
         elif kind == "attach":
             token = message.get("session_token")
             try:
@@ -147,6 +206,8 @@ class EventStream:
                 await self.send({"type": "error", **exc.body()})
                 return
             self.attached[attached["session_id"]] = None
+            if self._keepalive is None:
+                self._keepalive = asyncio.create_task(self.keep_attached_alive())
             await self.send({"type": "attached", **attached})
         else:
             await self.error("VALIDATION_ERROR", "type must be ping or attach", field="type")
@@ -155,22 +216,26 @@ class EventStream:
         await self.send({"type": "error", "error": {"code": code, "message": message}, **extra})
 
     async def keep_attached_alive(self) -> None:
-        """While the socket is open, heartbeat the sessions attached to it."""
+        """While the socket is open, heartbeat the sessions attached to it (in the shared
+        database, so every process sees them alive)."""
         interval = min(
             self.ctx.settings.attach_refresh_seconds, self.project.heartbeat_ttl_seconds / 3
         )
         while True:
             await asyncio.sleep(interval)
-            if self.attached:
-                try:
-                    await sessions.touch(self.ctx, self.project, list(self.attached))
-                except Exception as exc:  # a database hiccup must not kill the socket
-                    log.warning("attach refresh failed: %s", exc)
+            try:
+                await sessions.touch(self.ctx, self.project, list(self.attached))
+            except Exception as exc:  # a database hiccup must not kill the socket
+                log.warning("attach refresh failed: %s", exc)
 
     async def close(self) -> None:
+        """Stop everything this socket started; the TTL of attached sessions runs from now."""
         if self.subscriber is not None:
             self.ctx.hub.unsubscribe(self.subscriber)
+        tasks = [t for t in (self._pump, self._keepalive) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self.attached:
-            # The TTL runs from the moment the socket closes.
             with contextlib.suppress(Exception):
                 await sessions.touch(self.ctx, self.project, list(self.attached))

@@ -16,6 +16,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from agentlanes.api.app import create_app
+    from agentlanes.api.wsprotocol import StalledPeerSafeProtocol
     from agentlanes.settings import get_settings
 
     settings = get_settings()
@@ -28,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
-        ws="websockets-sansio",
+        # websockets-sansio, with a close that a peer which stopped reading cannot block.
+        ws=StalledPeerSafeProtocol,
         ws_per_message_deflate=False,
         lifespan="on",
         access_log=False,

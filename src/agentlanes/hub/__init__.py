@@ -4,7 +4,7 @@ The hub is only fan-out. Events are durable in the database's event log; a subsc
 that sees a gap in offsets (or is poked) reads the missing events from there.
 """
 
-from agentlanes.hub.base import POLL, Hub, Subscriber
+from agentlanes.hub.base import POLL, Frame, Hub, Subscriber
 from agentlanes.hub.factory import create_hub
 
-__all__ = ["POLL", "Hub", "Subscriber", "create_hub"]
+__all__ = ["POLL", "Frame", "Hub", "Subscriber", "create_hub"]

@@ -1,44 +1,100 @@
-"""The hub interface every backend implements, and the per-socket subscriber queue."""
+"""The hub interface every backend implements, and the per-socket subscriber queue.
+
+A backend only has to carry committed events from the process that wrote them to every
+other process (``publish``) and hand what arrives to ``deliver_local``. Everything else
+(bounded queues, pokes, catch-up) lives here, once.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from abc import ABC, abstractmethod
-from collections import defaultdict
+from collections import deque
+from collections.abc import Callable, Iterable
 from typing import Any
 
-# A frame in a subscriber's queue that means "look in the event log for anything newer".
-POLL: dict[str, Any] = {"type": "__poll__"}
+
+class Frame:
+    """One event as it goes out on every socket: encoded to JSON once, not once per socket."""
+
+    __slots__ = ("offset", "text")
+
+    def __init__(self, offset: int, text: str) -> None:
+        self.offset = offset
+        self.text = text
+
+    @classmethod
+    def of(cls, event: dict[str, Any]) -> Frame:
+        return cls(int(event["offset"]), json.dumps(event, separators=(",", ":")))
+
+
+# An item in a subscriber's queue that means "look in the event log for anything newer".
+POLL = Frame(-1, "")
 
 
 class Subscriber:
-    """One socket's bounded queue. When it overflows the socket is cut off (close 4008)."""
+    """One socket's bounded queue. When it would overflow, ``on_overflow`` fires once and
+    nothing more is queued: the socket is cut off (close 4008), never silently thinned.
+
+    A deque and one waiter future rather than an ``asyncio.Queue``: thousands of idle
+    sockets each hold one, so it is kept small.
+    """
+
+    __slots__ = ("_items", "_waiter", "maxsize", "on_overflow", "overflowed", "project_id")
 
     def __init__(self, project_id: int, maxsize: int) -> None:
         self.project_id = project_id
-        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=maxsize)
-        self.overflowed = asyncio.Event()
+        self.maxsize = maxsize
+        self.overflowed = False
+        self.on_overflow: Callable[[], None] | None = None
+        self._items: deque[Frame] = deque()
+        self._waiter: asyncio.Future[None] | None = None
 
-    def offer(self, event: dict[str, Any]) -> None:
-        """Queue an event without waiting; a full queue marks the subscriber as too slow."""
-        if self.overflowed.is_set():
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def offer(self, frame: Frame) -> None:
+        """Queue a frame without waiting; a full queue marks the subscriber as too slow."""
+        if self.overflowed:
             return
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
-            self.overflowed.set()
+        if len(self._items) >= self.maxsize:
+            self.overflowed = True
+            self._items.clear()
+            if self.on_overflow is not None:
+                self.on_overflow()
+            return
+        self._items.append(frame)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def poke(self) -> None:
         """Ask the socket to re-read the event log (after a lost or missed notification)."""
-        if self.queue.empty():
+        if not self._items or self._items[-1] is not POLL:
             self.offer(POLL)
+
+    async def get(self) -> Frame:
+        """The next queued frame, waiting for one if the queue is empty."""
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._items.popleft()
 
 
 class Hub(ABC):
     """Local subscribers per project, and a way to reach the other processes' subscribers."""
 
+    name = "hub"
+
     def __init__(self) -> None:
-        self._subscribers: dict[int, set[Subscriber]] = defaultdict(set)
+        self._subscribers: dict[int, set[Subscriber]] = {}
+        # The newest offset this process has seen per project with local subscribers;
+        # the catch-up job compares it with the database to find lost notifications.
+        self._seen: dict[int, int] = {}
 
     async def start(self) -> None:  # noqa: B027  (optional for backends)
         """Connect to the backend, if any."""
@@ -47,8 +103,9 @@ class Hub(ABC):
         """Disconnect from the backend, if any."""
 
     def subscribe(self, project_id: int, maxsize: int) -> Subscriber:
+        """A new bounded queue that receives the project's events from now on."""
         subscriber = Subscriber(project_id, maxsize)
-        self._subscribers[project_id].add(subscriber)
+        self._subscribers.setdefault(project_id, set()).add(subscriber)
         return subscriber
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
@@ -56,27 +113,68 @@ class Hub(ABC):
         if subscribers is not None:
             subscribers.discard(subscriber)
             if not subscribers:
-                # No empty entry per project kept forever.
+                # No entry kept per project once its last local subscriber left.
                 del self._subscribers[subscriber.project_id]
+                self._seen.pop(subscriber.project_id, None)
 
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subscribers.values())
 
-    def deliver_local(self, project_id: int, events: list[dict[str, Any]]) -> None:
+    def subscribed_projects(self) -> list[int]:
+        """Projects with at least one subscriber in this process."""
+        return list(self._subscribers)
+
+    def deliver_local(self, project_id: int, frames: list[Frame]) -> None:
         """Hand events to this process's subscribers of the project."""
-        for subscriber in tuple(self._subscribers.get(project_id, ())):
-            for item in events:
-                subscriber.offer(item)
+        subscribers = self._subscribers.get(project_id)
+        if not subscribers or not frames:
+            return
+        newest = frames[-1].offset
+        if newest > self._seen.get(project_id, 0):
+            self._seen[project_id] = newest
+        for subscriber in tuple(subscribers):
+            for frame in frames:
+                subscriber.offer(frame)
+
+    def mark_seen(self, project_id: int, offset: int) -> None:
+        """A socket of the project has read the log up to ``offset`` (on start)."""
+        if project_id in self._subscribers and offset > self._seen.get(project_id, 0):
+            self._seen[project_id] = offset
 
     def poke_all(self) -> None:
+        """Every local subscriber re-reads the log (after the backend was away)."""
         for subscribers in tuple(self._subscribers.values()):
             for subscriber in tuple(subscribers):
                 subscriber.poke()
 
-    @abstractmethod
+    def catch_up(self, last_offsets: Iterable[tuple[int, int]]) -> int:
+        """Given the database's newest offset per project, poke the local subscribers of
+        every project whose newest event never reached this process (a notification lost
+        to a backend outage). Returns how many projects were poked."""
+        poked = 0
+        for project_id, last in last_offsets:
+            subscribers = self._subscribers.get(project_id)
+            if not subscribers:
+                continue
+            if last > self._seen.get(project_id, 0):
+                self._seen[project_id] = last
+                for subscriber in tuple(subscribers):
+                    subscriber.poke()
+                poked += 1
+        return poked
+
     async def publish(self, project_id: int, events: list[dict[str, Any]]) -> None:
-        """Fan committed events out to every subscriber of every process."""
+        """Fan committed events out to every subscriber of every process.
+
+        Local subscribers get them at once; the backend carries them to the others."""
+        frames = [Frame.of(event) for event in events]
+        self.deliver_local(project_id, frames)
+        await self.send_to_others(project_id, events)
+
+    @abstractmethod
+    async def send_to_others(self, project_id: int, events: list[dict[str, Any]]) -> None:
+        """Carry events to the other processes (which call ``deliver_local``)."""
 
     async def ready(self) -> tuple[bool, str]:
         """Whether the backend is reachable, and a word on it for /readyz."""
-        return True, "memory"
+        return True, "ok"

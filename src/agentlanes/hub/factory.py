@@ -7,6 +7,7 @@ from agentlanes.settings import Settings
 
 
 def create_hub(settings: Settings) -> Hub:
+    """The Redis hub when ``redis_url`` is set (several processes), else the memory hub."""
     if settings.redis_url:
         from agentlanes.hub.redis import RedisHub
 

@@ -8,5 +8,9 @@ from agentlanes.hub.base import Hub
 
 
 class MemoryHub(Hub):
-    async def publish(self, project_id: int, events: list[dict[str, Any]]) -> None:
-        self.deliver_local(project_id, events)
+    """There are no other processes: ``publish`` already delivered to every subscriber."""
+
+    name = "memory"
+
+    async def send_to_others(self, project_id: int, events: list[dict[str, Any]]) -> None:
+        return None
