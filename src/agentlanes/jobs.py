@@ -1,7 +1,9 @@
-"""Scheduled jobs (APScheduler): expiry of overdue sessions, pruning of old events.
+"""Scheduled jobs (APScheduler): expiry of overdue sessions, pruning of old events, and
+the hub's catch-up.
 
 Every process runs its own scheduler. The jobs are idempotent: expiry re-checks each
-session under the project lock, so a session times out once however many run it.
+session under the project lock, so a session times out once however many run it; pruning
+deletes by offset and age, which any process may do; catch-up only reads.
 """
 
 from __future__ import annotations
@@ -49,6 +51,27 @@ async def prune_events(ctx: ServiceContext) -> int:
     return removed
 
 
+async def catch_up(ctx: ServiceContext) -> int:
+    """Poke the local subscribers of every project whose newest event never reached this
+    process (its notification was lost, e.g. to a Redis outage). One small query."""
+    projects = ctx.hub.subscribed_projects()
+    if not projects:
+        return 0
+    async with ctx.db.read() as db:
+        stmt = select(Project.id, Project.last_offset).where(col(Project.id).in_(projects))
+        rows = (await db.exec(stmt)).all()  # type: ignore[call-overload]
+    return ctx.hub.catch_up((int(pid), int(last)) for pid, last in rows)
+
+
+async def run_catch_up(ctx: ServiceContext) -> None:
+    try:
+        poked = await catch_up(ctx)
+        if poked:
+            log.info("caught up %d project(s) whose notifications were lost", poked)
+    except Exception as exc:
+        log.warning("hub catch-up failed: %s", exc)
+
+
 async def run_prune(ctx: ServiceContext) -> None:
     try:
         removed = await prune_events(ctx)
@@ -68,5 +91,10 @@ def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
     scheduler.add_job(
         run_prune, "interval", args=[ctx], seconds=ctx.settings.event_prune_seconds, **common
     )
+    scheduler.add_job(
+        run_catch_up, "interval", args=[ctx], seconds=ctx.settings.hub_catch_up_seconds, **common
+    )
+    # APScheduler logs every run at INFO; a job every second or two would drown the log.
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
     scheduler.start()
     return scheduler

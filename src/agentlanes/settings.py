@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     event_prune_seconds: float = Field(gt=0)
     realtime_token_ttl_seconds: int = Field(ge=1)
     subscriber_queue_size: int = Field(ge=1)
+    hub_catch_up_seconds: float = Field(gt=0)
 
     lease_default_seconds: int = Field(ge=1)
     lease_max_seconds: int = Field(ge=1)

@@ -169,10 +169,10 @@ class Hub(ABC):
         Local subscribers get them at once; the backend carries them to the others."""
         frames = [Frame.of(event) for event in events]
         self.deliver_local(project_id, frames)
-        await self.send_to_others(project_id, events)
+        await self.send_to_others(project_id, frames)
 
     @abstractmethod
-    async def send_to_others(self, project_id: int, events: list[dict[str, Any]]) -> None:
+    async def send_to_others(self, project_id: int, frames: list[Frame]) -> None:
         """Carry events to the other processes (which call ``deliver_local``)."""
 
     async def ready(self) -> tuple[bool, str]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from agentlanes.hub.base import Hub
+from agentlanes.hub.base import Frame, Hub
 
 
 class MemoryHub(Hub):
@@ -12,5 +10,5 @@ class MemoryHub(Hub):
 
     name = "memory"
 
-    async def send_to_others(self, project_id: int, events: list[dict[str, Any]]) -> None:
+    async def send_to_others(self, project_id: int, frames: list[Frame]) -> None:
         return None

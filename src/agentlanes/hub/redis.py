@@ -54,10 +54,9 @@ class RedisHub(Hub):
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue(maxsize=OUTBOX_LIMIT)
         self._tasks: list[asyncio.Task[None]] = []
         self._listening = False
-        # Outage bookkeeping: which parts (publish, listen, ping) see Redis down. One line
-        # is logged when the first goes down and one when the last comes back, never one
-        # per event.
-        self._down: dict[str, str] = {}
+        # Outage bookkeeping: one line when Redis goes away, one when it is back, never
+        # one per event.
+        self._down: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
     async def start(self) -> None:
@@ -76,28 +75,32 @@ class RedisHub(Hub):
 
     # -- outage bookkeeping ---------------------------------------------------------------
     def _failed(self, part: str, exc: BaseException) -> None:
-        if not self._down:
+        """Redis failed us (publishing, listening or a probe): log it once per outage."""
+        if self._down is None:
+            self._down = f"{type(exc).__name__}: {exc}"
             log.warning(
                 "redis unavailable (%s: %s); events stay in the database log and "
                 "subscribers catch up when it returns",
                 part,
                 exc,
             )
-        self._down.setdefault(part, f"{type(exc).__name__}: {exc}")
 
-    def _recovered(self, part: str) -> bool:
-        if self._down.pop(part, None) is None:
-            return False
-        if not self._down:
+    def _recovered(self) -> None:
+        """Redis answered again: log it, and have every process re-read the log, since
+        notifications sent meanwhile are lost."""
+        if self._down is not None:
+            self._down = None
             log.warning("redis available again")
-        return True
+            self.poke_all()
+            with contextlib.suppress(asyncio.QueueFull):
+                poke = {"node": self.node, "poke": True}
+                self._outbox.put_nowait(json.dumps(poke).encode())
 
     # -- publishing -----------------------------------------------------------------------
-    async def send_to_others(self, project_id: int, events: list[dict[str, Any]]) -> None:
-        payload = json.dumps(
-            {"node": self.node, "project": project_id, "events": events},
-            separators=(",", ":"),
-        ).encode()
+    async def send_to_others(self, project_id: int, frames: list[Frame]) -> None:
+        # The frames are JSON already: splice them in rather than encode them again.
+        events = ",".join(frame.text for frame in frames)
+        payload = f'{{"node":"{self.node}","project":{project_id},"events":[{events}]}}'.encode()
         try:
             self._outbox.put_nowait(payload)
         except asyncio.QueueFull:
@@ -122,14 +125,7 @@ class RedisHub(Hub):
                 self._failed("publish", exc)
                 await asyncio.sleep(RECONNECT_MIN)
                 continue
-            if self._recovered("publish"):
-                await self._send_poke()
-
-    async def _send_poke(self) -> None:
-        """Tell every other process to re-read the log (our notifications were lost)."""
-        with contextlib.suppress(Exception):
-            payload = json.dumps({"node": self.node, "poke": True}).encode()
-            await self._redis.publish(self.channel, payload)
+            self._recovered()
 
     # -- listening ------------------------------------------------------------------------
     async def _listen(self) -> None:
@@ -139,7 +135,7 @@ class RedisHub(Hub):
             try:
                 await pubsub.subscribe(self.channel)
                 self._listening = True
-                self._recovered("listen")
+                self._recovered()
                 delay = RECONNECT_MIN
                 # Anything published while we were away (or before we subscribed) is in
                 # the event log: every local subscriber re-reads it.
@@ -182,7 +178,7 @@ class RedisHub(Hub):
         except Exception as exc:
             self._failed("ping", exc)
             return False, f"unreachable: {type(exc).__name__}: {exc}"
-        self._recovered("ping")
+        self._recovered()
         if not self._listening:
             return False, "unreachable: listener reconnecting"
         return True, "ok"
