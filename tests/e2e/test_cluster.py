@@ -6,7 +6,7 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,26 +15,43 @@ import pytest
 import websockets
 
 from tests.e2e.conftest import create_project
+from tests.support import services
 from tests.support.redis_server import PrivateRedis
 from tests.support.server import ServerProcess
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis]
 
 
-def _cluster(
-    server_factory: Callable[..., ServerProcess],
-    pg_database: str,
-    redis_url: str,
-    **extra: str,
-) -> tuple[ServerProcess, ServerProcess]:
-    env = {
+def _cluster_env(pg_database: str, redis_url: str) -> dict[str, str]:
+    return {
+        "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+        "AGENTLANES_LOG_LEVEL": "warning",
         "AGENTLANES_DATABASE_URL": pg_database,
         "AGENTLANES_REDIS_URL": redis_url,
-        # Each test its own channel, so parallel runs on the shared Redis stay apart.
+        # Each cluster its own channel, so parallel runs on the shared Redis stay apart.
         "AGENTLANES_REDIS_CHANNEL_PREFIX": f"t-{secrets.token_hex(6)}",
-        **extra,
+        "AGENTLANES_EXPIRY_CHECK_SECONDS": "0.2",
+        "AGENTLANES_ATTACH_REFRESH_SECONDS": "0.3",
     }
-    return server_factory(env), server_factory(env)
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    pg_database: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """Two server processes on one PostgreSQL and one Redis, shared by the module's tests
+    (each test uses its own project). Starting processes is the slow part of these tests."""
+    redis_url = services.require_redis()
+    env = _cluster_env(pg_database, redis_url)
+    workdir = tmp_path_factory.mktemp("cluster")
+    servers = [ServerProcess(env, workdir), ServerProcess(env, workdir)]
+    try:
+        for server in servers:
+            server.start()
+        yield servers[0], servers[1]
+    finally:
+        for server in servers:
+            server.stop()
 
 
 async def _recv(ws: Any, timeout: float = 10) -> dict[str, Any]:
@@ -58,9 +75,9 @@ def _last_offset(server: ServerProcess, key: str) -> int:
 
 
 def test_every_subscriber_on_either_process_gets_every_event_once_in_order(
-    server_factory: Any, pg_database: str, redis_url: str
+    cluster: tuple[ServerProcess, ServerProcess],
 ) -> None:
-    a, b = _cluster(server_factory, pg_database, redis_url)
+    a, b = cluster
     key = create_project(a.url)["api_key"]
     h = {"X-API-Key": key}
 
@@ -100,9 +117,9 @@ def test_every_subscriber_on_either_process_gets_every_event_once_in_order(
 
 
 def test_block_mode_race_across_both_processes_admits_exactly_one(
-    server_factory: Any, pg_database: str, redis_url: str
+    cluster: tuple[ServerProcess, ServerProcess],
 ) -> None:
-    a, b = _cluster(server_factory, pg_database, redis_url)
+    a, b = cluster
     key = create_project(a.url, conflict_mode="block")["api_key"]
 
     async def race() -> list[int]:
@@ -129,9 +146,9 @@ def test_block_mode_race_across_both_processes_admits_exactly_one(
 
 
 def test_each_overdue_session_times_out_once_across_both_processes(
-    server_factory: Any, pg_database: str, redis_url: str
+    cluster: tuple[ServerProcess, ServerProcess],
 ) -> None:
-    a, b = _cluster(server_factory, pg_database, redis_url, AGENTLANES_EXPIRY_CHECK_SECONDS="0.2")
+    a, b = cluster
     key = create_project(a.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)["api_key"]
     h = {"X-API-Key": key}
     ids = [
@@ -154,15 +171,9 @@ def test_each_overdue_session_times_out_once_across_both_processes(
 
 
 def test_a_socket_attached_on_one_process_keeps_the_session_alive_for_both(
-    server_factory: Any, pg_database: str, redis_url: str
+    cluster: tuple[ServerProcess, ServerProcess],
 ) -> None:
-    a, b = _cluster(
-        server_factory,
-        pg_database,
-        redis_url,
-        AGENTLANES_ATTACH_REFRESH_SECONDS="0.3",
-        AGENTLANES_EXPIRY_CHECK_SECONDS="0.2",
-    )
+    a, b = cluster
     key = create_project(a.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=2)["api_key"]
     h = {"X-API-Key": key}
     session = httpx.post(f"{b.url}/api/v1/checkin", json={"agent_name": "kept"}, headers=h).json()
@@ -194,9 +205,9 @@ def test_a_socket_attached_on_one_process_keeps_the_session_alive_for_both(
 
 
 def test_a_subscriber_reconnecting_after_a_restart_gets_every_missed_event_once(
-    server_factory: Any, pg_database: str, redis_url: str
+    cluster: tuple[ServerProcess, ServerProcess],
 ) -> None:
-    a, b = _cluster(server_factory, pg_database, redis_url)
+    a, b = cluster
     key = create_project(a.url)["api_key"]
     h = {"X-API-Key": key}
 
@@ -237,7 +248,8 @@ def test_redis_outage_loses_nothing_and_subscribers_catch_up(
 ) -> None:
     private = PrivateRedis(tmp_path).start()
     try:
-        a, b = _cluster(server_factory, pg_database, private.url)
+        env = _cluster_env(pg_database, private.url)
+        a, b = server_factory(env), server_factory(env)
         key = create_project(a.url)["api_key"]
         h = {"X-API-Key": key}
 

@@ -45,9 +45,10 @@ class RedisHub(Hub):
         options: dict[str, Any] = {
             "socket_connect_timeout": 2,
             "health_check_interval": 10,
-            # Fail fast and let our loops decide: redis-py's default retries with backoff
-            # would hold a publish (or a readiness probe) for seconds.
-            "retry": Retry(NoBackoff(), 0),
+            # One immediate retry (a pooled connection may be stale after Redis restarted),
+            # then fail fast and let our loops decide: redis-py's default retries with
+            # backoff would hold a publish (or a readiness probe) for seconds.
+            "retry": Retry(NoBackoff(), 1),
         }
         self._redis = aioredis.Redis.from_url(url, socket_timeout=5, **options)
         self._listen_redis = aioredis.Redis.from_url(url, **options)
