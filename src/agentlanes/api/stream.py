@@ -176,6 +176,9 @@ class EventStream:
     async def cut_off(self) -> None:
         """Close with 4008, naming the offset to resume from. The hub has stopped queueing
         for this socket already, so nobody else waits on it."""
+        if self.subscriber is not None:
+            # Let go of it at once, whatever the close below does.
+            self.ctx.hub.unsubscribe(self.subscriber)
         if self._pump is not None:
             self._pump.cancel()
             await asyncio.gather(self._pump, return_exceptions=True)
