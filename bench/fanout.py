@@ -498,7 +498,7 @@ def raise_open_files(n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,5000", help="subscriber counts")
-    parser.add_argument("--burst", type=int, default=100, help="events in the burst phase")
+    parser.add_argument("--burst", type=int, default=50, help="events in the burst phase")
     parser.add_argument(
         "--servers",
         default="agentlanes,litestar-channels,websockets-broadcast",

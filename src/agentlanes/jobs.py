@@ -94,7 +94,5 @@ def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
     scheduler.add_job(
         run_catch_up, "interval", args=[ctx], seconds=ctx.settings.hub_catch_up_seconds, **common
     )
-    # APScheduler logs every run at INFO; a job every second or two would drown the log.
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
     scheduler.start()
     return scheduler
