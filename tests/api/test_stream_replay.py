@@ -47,8 +47,9 @@ def test_history_is_pruned_by_count_and_older_since_gets_a_fresh_snapshot(
         api.checkin(agent_name="live")
         assert ws.receive_json()["offset"] == 13
 
-    with _ws(api, "?since=7") as ws:
-        assert [ws.receive_json()["offset"] for _ in range(6)] == [8, 9, 10, 11, 12, 13]
+    # Five kept (9-13 once the pruner has seen offset 13): since=8 is just inside.
+    with _ws(api, "?since=8") as ws:
+        assert [ws.receive_json()["offset"] for _ in range(5)] == [9, 10, 11, 12, 13]
         assert ws.receive_json() == {"type": "replay.complete", "recovered": True, "offset": 13}
 
 

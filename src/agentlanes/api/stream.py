@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import weakref
 from typing import Any
 
 from litestar import WebSocket
@@ -26,11 +27,13 @@ from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.views import event_view
 from agentlanes.store import queries
+from agentlanes.store.database import Database
 from agentlanes.store.models import Project
 
 log = logging.getLogger("agentlanes.stream")
 
 CLOSE_TOO_SLOW = 4008
+CLOSE_SERVER_ERROR = 1011
 PAGE = 500
 # How long a 4008 close may take before we stop waiting for it (the server protocol then
 # aborts the connection itself; see api/wsprotocol.py).
@@ -39,6 +42,48 @@ CLOSE_WAIT_SECONDS = 2.0
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, separators=(",", ":"))
+
+
+class SharedLogReads:
+    """Reads of the event log, shared by the sockets that need the same page at once.
+
+    When a notification is late or lost, every socket of the project needs the same
+    events (a gap, or a poke after a Redis outage): thousands of identical queries would
+    exhaust the connection pool. Concurrent identical reads run once, and the events come
+    back encoded once."""
+
+    def __init__(self) -> None:
+        self._inflight: dict[tuple[int, int, int | None], asyncio.Future[list[Frame]]] = {}
+
+    async def read(
+        self, ctx: ServiceContext, project_id: int, after: int, upto: int | None
+    ) -> list[Frame]:
+        key = (project_id, after, upto)
+        future = self._inflight.get(key)
+        if future is None:
+            future = asyncio.ensure_future(self._fetch(ctx, project_id, after, upto))
+            self._inflight[key] = future
+            future.add_done_callback(lambda _: self._inflight.pop(key, None))
+        # shield: one socket going away must not cancel the read the others wait for.
+        return await asyncio.shield(future)
+
+    @staticmethod
+    async def _fetch(
+        ctx: ServiceContext, project_id: int, after: int, upto: int | None
+    ) -> list[Frame]:
+        async with ctx.db.read() as db:
+            rows = await queries.events_after(db, project_id, after, PAGE, upto)
+        return [Frame.of(event_view(row)) for row in rows]
+
+
+_SHARED_READS: weakref.WeakKeyDictionary[Database, SharedLogReads] = weakref.WeakKeyDictionary()
+
+
+def shared_reads(ctx: ServiceContext) -> SharedLogReads:
+    reads = _SHARED_READS.get(ctx.db)
+    if reads is None:
+        reads = _SHARED_READS[ctx.db] = SharedLogReads()
+    return reads
 
 
 class EventStream:
@@ -134,19 +179,38 @@ class EventStream:
         """Send every logged event after ``last_sent`` (up to ``upto``), in order.
 
         False when the next event is no longer in the log (pruned meanwhile)."""
+        reads = shared_reads(self.ctx)
         while True:
-            async with self.ctx.db.read() as db:
-                rows = await queries.events_after(db, self.project_id, self.last_sent, PAGE, upto)
-            for row in rows:
-                if row.offset != self.last_sent + 1:
+            frames = await reads.read(self.ctx, self.project_id, self.last_sent, upto)
+            for frame in frames:
+                if frame.offset != self.last_sent + 1:
                     return False
-                await self.send(event_view(row))
-                self.last_sent = row.offset
-            if len(rows) < PAGE:
+                await self.send_text(frame.text)
+                self.last_sent = frame.offset
+            if len(frames) < PAGE:
                 return True
 
     # -- live ----------------------------------------------------------------------------
     async def pump(self) -> None:
+        """Send live events; if the log cannot be read (database trouble), close with 1011
+        naming the offset to resume from, rather than leave a socket that sends nothing."""
+        try:
+            await self._pump_frames()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("event socket of project %s failed: %s", self.project_id, exc)
+            if self.subscriber is not None:
+                self.ctx.hub.unsubscribe(self.subscriber)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    self.socket.close(
+                        code=CLOSE_SERVER_ERROR, reason=f"try again with since={self.last_sent}"
+                    ),
+                    timeout=CLOSE_WAIT_SECONDS,
+                )
+
+    async def _pump_frames(self) -> None:
         assert self.subscriber is not None
         get = self.subscriber.get
         while True:
