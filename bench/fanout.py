@@ -48,8 +48,8 @@ from typing import Any
 import httpx
 
 HOST = "127.0.0.1"
-LATENCY_RATE = 20  # events per second in the latency phase
-LATENCY_EVENTS = 40
+LATENCY_RATE = 5  # events per second in the latency phase
+LATENCY_EVENTS = 20
 CONNECT_CONCURRENCY = 100
 PHASE_TIMEOUT = 60.0
 
@@ -285,12 +285,21 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-async def start_agentlanes(workdir: Path) -> Target:
+async def start_agentlanes(workdir: Path, redis_url: str = "") -> Target:
+    """`agentlanes serve` holding the subscribers. Without ``redis_url`` the check-ins go to
+    that same process over HTTP. With it, this bench process is a second agentlanes
+    process on the same database and Redis: it runs the check-ins (the real service
+    code) and the server only fans out what arrives through Redis, as a fan-out node of a
+    cluster would; the publishing work then sits outside the measured server, as it does
+    for the baselines."""
     port = free_port()
+    database_url = f"sqlite:///{workdir / 'bench.db'}"
+    prefix = f"bench-{secrets.token_hex(4)}"
     env = {
         **os.environ,
-        "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'bench.db'}",
-        "AGENTLANES_REDIS_URL": "",
+        "AGENTLANES_DATABASE_URL": database_url,
+        "AGENTLANES_REDIS_URL": redis_url,
+        "AGENTLANES_REDIS_CHANNEL_PREFIX": prefix,
         "AGENTLANES_HOST": HOST,
         "AGENTLANES_PORT": str(port),
         "AGENTLANES_ADMIN_TOKEN": "bench-admin",
@@ -309,20 +318,47 @@ async def start_agentlanes(workdir: Path) -> Target:
         r.raise_for_status()
         key = r.json()["api_key"]
     http = httpx.AsyncClient(base_url=base, headers={"X-API-Key": key}, timeout=30)
+    name = "agentlanes"
+    publish_http_or_peer: Callable[[int], Any]
 
-    async def publish(seq: int) -> None:
+    async def publish_http(seq: int) -> None:
         # A real state change: each check-in (a new agent, so exactly one event) writes
         # its event and fans it out.
         r = await http.post("/api/v1/checkin", json={"agent_name": f"bench{seq}"})
         r.raise_for_status()
 
+    publish_http_or_peer = publish_http
+    peer_hub: Any = None
+    if redis_url:
+        from agentlanes.hub.redis import RedisHub
+        from agentlanes.services import sessions
+        from agentlanes.services.context import ServiceContext
+        from agentlanes.services.projects import project_for_key
+        from agentlanes.settings import Settings
+        from agentlanes.store.database import Database
+
+        settings = Settings(database_url=database_url, redis_url=redis_url)  # type: ignore[call-arg]
+        peer_hub = RedisHub(redis_url, prefix=prefix)
+        await peer_hub.start()
+        ctx = ServiceContext(settings=settings, db=Database(database_url), hub=peer_hub)
+        project = await project_for_key(ctx, key)
+
+        async def publish_peer(seq: int) -> None:
+            data = sessions.CheckinInput(agent_name=f"bench{seq}")
+            await sessions.checkin(ctx, project, data)
+
+        publish_http_or_peer = publish_peer
+        name = "agentlanes (fan-out node)"
+
     async def close() -> None:
         await http.aclose()
+        if peer_hub is not None:
+            await peer_hub.stop()
         stop(proc)
 
     return Target(
-        "agentlanes", port, proc, "/api/v1/events", {"X-API-Key": key},
-        parse_agentlanes, publish, close,
+        name, port, proc, "/api/v1/events", {"X-API-Key": key},
+        parse_agentlanes, publish_http_or_peer, close,
     )  # fmt: skip
 
 
@@ -399,11 +435,9 @@ async def connect_all(target: Target, n: int, tally: Tally) -> list[asyncio.Tran
 async def measure(target: Target, n: int, burst: int) -> Result:
     tally = Tally(parse=target.parse)
     # Warm up (imports, database pool, first-connection allocations) with as many
-    # concurrent connections as the real phase uses, before the memory baseline.
-    warm = await connect_all(target, 2 * CONNECT_CONCURRENCY, tally)
-    await asyncio.sleep(0.5)
-    for t in warm:
-        t.close()
+    # concurrent connections as the real phase uses; they stay open (with their own
+    # tally) so the measured sockets cannot reuse memory they freed.
+    warm = await connect_all(target, CONNECT_CONCURRENCY, Tally(parse=target.parse))
     await asyncio.sleep(1.0)
     before = rss_kb(target.proc.pid)
     transports = await connect_all(target, n, tally)
@@ -439,7 +473,7 @@ async def measure(target: Target, n: int, burst: int) -> Result:
         await asyncio.wait_for(tally.done.wait(), PHASE_TIMEOUT)
     rate = tally.received / max(1e-9, tally.last_receipt - first)
     missing_burst = n * burst - tally.received
-    for t in transports:
+    for t in transports + warm:
         t.close()
     if missing_latency or missing_burst:
         print(
@@ -452,8 +486,10 @@ async def measure(target: Target, n: int, burst: int) -> Result:
 
 
 async def run(sizes: list[int], burst: int, servers: list[str]) -> list[Result]:
+    redis_url = os.environ.get("AGENTLANES_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
     starters = {
         "agentlanes": lambda workdir: start_agentlanes(workdir),
+        "agentlanes-node": lambda workdir: start_agentlanes(workdir, redis_url),
         "litestar-channels": lambda workdir: start_litestar_channels(),
         "websockets-broadcast": lambda workdir: start_websockets_broadcast(),
     }
@@ -501,7 +537,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=50, help="events in the burst phase")
     parser.add_argument(
         "--servers",
-        default="agentlanes,litestar-channels,websockets-broadcast",
+        default="agentlanes-node,agentlanes,litestar-channels,websockets-broadcast",
         help="which servers to measure",
     )
     parser.add_argument("--quick", action="store_true", help="200 subscribers, 20-event burst")
