@@ -543,9 +543,7 @@ def raise_open_files(n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,5000", help="subscriber counts")
-    parser.add_argument(
-        "--burst", type=int, default=50, help="burst events per 1,000 subscribers"
-    )
+    parser.add_argument("--burst", type=int, default=50, help="burst events per 1,000 subscribers")
     parser.add_argument(
         "--servers",
         default="agentlanes-node,litestar-channels,websockets-broadcast",
@@ -570,7 +568,8 @@ def main() -> None:
     print()
     print(table(results))
     print(
-        f"\nburst: {burst} events per 1,000 subscribers; latency: {LATENCY_EVENTS} events at {LATENCY_RATE}/s; "
+        f"\nburst: {burst} events per 1,000 subscribers; "
+        f"latency: {LATENCY_EVENTS} events at {LATENCY_RATE}/s; "
         f"cpu cores: {os.cpu_count()}; load average before the run: "
         f"{os.getloadavg()[0]:.1f}; took {time.monotonic() - started:.0f} s"
     )
