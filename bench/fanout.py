@@ -133,6 +133,7 @@ class Subscriber(asyncio.Protocol):
         self.on_text = on_text
         self.buf = bytearray()
         self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.greeted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport | None = None
         self.upgraded = False
 
@@ -184,6 +185,9 @@ class Subscriber(asyncio.Protocol):
             payload = bytes(buf[pos + head : pos + head + length])
             pos += head + length
             if opcode == 1:
+                if not self.greeted.done():
+                    # The first frame (snapshot / hello): the server has set the socket up.
+                    self.greeted.set_result(None)
                 self.on_text(payload)
             elif opcode == 9 and self.transport is not None:  # ping -> pong (masked, zero key)
                 self.transport.write(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
@@ -432,6 +436,9 @@ async def connect_all(target: Target, n: int, tally: Tally) -> list[asyncio.Tran
             )
             transports.append(transport)  # type: ignore[arg-type]
             await asyncio.wait_for(proto.opened, PHASE_TIMEOUT)
+            # Counted as connected once its first frame arrived: a socket still being set
+            # up would take events published meanwhile as part of its snapshot.
+            await asyncio.wait_for(proto.greeted, PHASE_TIMEOUT)
 
     await asyncio.wait_for(asyncio.gather(*(one() for _ in range(n))), PHASE_TIMEOUT * 3)
     return transports
