@@ -195,8 +195,9 @@ class Subscriber(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         LOST.append(exc)
-        if not self.opened.done():
-            self.opened.set_exception(ConnectionError("closed before upgrade"))
+        for future in (self.opened, self.greeted):
+            if not future.done():
+                future.set_exception(ConnectionError("closed before the first frame"))
 
 
 # Sockets the server closed (or that broke) during the run, for the report.
