@@ -7,7 +7,10 @@ import { Feed } from "./feed.js";
 import { Presence } from "./presence.js";
 import { LiveStream } from "./stream.js";
 
+// Heartbeats write no event, so presence is polled for their times: every 3 s, or faster
+// when a project's TTL is so short that 3 s would show healthy agents as stale.
 const PRESENCE_POLL_MS = 3000;
+const PRESENCE_POLL_MIN_MS = 500;
 const HISTORY_LINES = 30;
 
 class Dashboard {
@@ -30,13 +33,23 @@ class Dashboard {
   start() {
     this.stream.start();
     this.ticker = setInterval(() => this.presence.tick(), 1000);
-    this.poller = setInterval(() => this.pollPresence(), PRESENCE_POLL_MS);
+    this.schedulePoll();
+  }
+
+  schedulePoll() {
+    const ttl = this.presence.shortestTtlMs();
+    const every = Math.max(PRESENCE_POLL_MIN_MS, Math.min(PRESENCE_POLL_MS, ttl / 6));
+    this.poller = setTimeout(async () => {
+      await this.pollPresence();
+      if (this.poller !== null) this.schedulePoll();
+    }, every);
   }
 
   stop() {
     this.stream.stop();
     clearInterval(this.ticker);
-    clearInterval(this.poller);
+    clearTimeout(this.poller);
+    this.poller = null;
   }
 
   snapshot(frame, { gap }) {

@@ -143,6 +143,14 @@ export class Presence {
     this.tick();
   }
 
+  shortestTtlMs() {
+    let shortest = Infinity;
+    for (const s of this.sessions.values()) {
+      shortest = Math.min(shortest, Date.parse(s.expires_at) - Date.parse(s.last_heartbeat_at));
+    }
+    return Number.isFinite(shortest) ? shortest : Infinity;
+  }
+
   // -- view -------------------------------------------------------------------------
   render() {
     const inConflict = new Set();

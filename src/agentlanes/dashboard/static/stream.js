@@ -9,7 +9,7 @@ import { Unauthorized } from "./api.js";
 const PING_EVERY_MS = 10000;
 const PONG_WITHIN_MS = 5000;
 const RETRY_MIN_MS = 300;
-const RETRY_MAX_MS = 5000;
+const RETRY_MAX_MS = 3000;
 
 export class LiveStream {
   /**

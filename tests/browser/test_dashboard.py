@@ -1,0 +1,212 @@
+"""The live dashboard in real headless Chromium against a real server process."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import PHONE, Board
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
+expect: Any
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (or fails) with the reason
+    expect = None
+
+# Set AGENTLANES_TEST_SCREENSHOTS=docs to refresh docs/dashboard.png from a real run.
+SCREENSHOTS = os.environ.get("AGENTLANES_TEST_SCREENSHOTS")
+WITHIN_A_SECOND = 1000
+
+
+def _screenshot(board: Board, tmp_path: Path, name: str) -> None:
+    board.page.screenshot(path=str(tmp_path / name), full_page=True)
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        board.page.screenshot(path=str(Path(SCREENSHOTS) / name), full_page=True)
+
+
+def test_checkin_conflict_and_checkout_show_within_a_second(
+    open_board: Any, tmp_path: Path
+) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    expect(page.locator("#agents-empty")).to_be_visible()
+
+    alice = board.checkin("alice", ["src/api/**"], area="api")
+    expect(board.card("alice")).to_be_visible(timeout=WITHIN_A_SECOND)
+    expect(board.card("alice")).to_contain_text("src/api/**")
+    expect(board.card("alice").locator(".area")).to_have_text("api")
+    expect(board.card("alice").locator(".beat")).to_contain_text("heartbeat")
+
+    board.checkin("bob", ["src/**/*.ts", "docs/*.md"])
+    pair = page.locator("#conflicts li.pair")
+    expect(pair).to_have_count(1, timeout=WITHIN_A_SECOND)
+    expect(pair).to_contain_text("bob")
+    expect(pair).to_contain_text("alice")
+    example = pair.locator(".example").inner_text()
+    assert example.startswith("src/api/") and example.endswith(".ts"), example
+    expect(board.card("alice").locator(".flag")).to_have_text("conflict")
+    expect(board.card("bob").locator(".flag")).to_have_text("conflict")
+
+    carol = board.checkin("carol", ["web/**"], area="ui")
+    r = board.call(
+        "POST",
+        "/api/v1/status",
+        token=carol["session_token"],
+        json={"status_text": "styling the settings page"},
+    )
+    assert r.status_code == 200, r.text
+    expect(board.card("carol").locator(".status-text")).to_have_text(
+        "styling the settings page", timeout=WITHIN_A_SECOND
+    )
+    expect(board.card("carol").locator(".flag")).to_have_count(0)
+    expect(page.locator("#agents-count")).to_have_text("3")
+    page.wait_for_timeout(1200)  # let the heartbeat ages tick once for the picture
+    _screenshot(board, tmp_path, "dashboard.png")
+
+    board.checkout(alice)
+    expect(board.card("alice")).to_have_attribute("data-state", "leaving", timeout=WITHIN_A_SECOND)
+    expect(page.locator('#feed li[data-type="agent.checkout"]')).to_contain_text(
+        "alice checked out"
+    )
+    expect(pair).to_have_count(0, timeout=WITHIN_A_SECOND)
+    expect(board.card("alice")).to_have_count(0, timeout=3000)
+    expect(page.locator("#agents-count")).to_have_text("2")
+
+    types = page.locator("#feed li[data-type]").evaluate_all(
+        "items => items.map(i => i.dataset.type).reverse()"
+    )
+    assert types == [
+        "agent.checkin",
+        "agent.checkin",
+        "agent.conflict",
+        "agent.checkin",
+        "agent.status",
+        "agent.checkout",
+    ]
+
+
+def test_stale_agent_fades_then_leaves_when_timed_out(open_board: Any) -> None:
+    board = open_board(heartbeat_interval_seconds=1, heartbeat_ttl_seconds=5)
+    board.log_in()
+    quiet = board.checkin("quiet", ["a/**"])
+    busy = board.checkin("busy", ["b/**"])
+    card = board.card("quiet")
+    expect(card).to_have_attribute("data-state", "fresh", timeout=WITHIN_A_SECOND)
+
+    # "busy" heartbeats every second; "quiet" sends nothing and fades, then times out.
+    stale_seen = False
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and card.count():
+        r = board.call("POST", "/api/v1/heartbeat", token=busy["session_token"])
+        assert r.status_code == 200, r.text
+        state = card.get_attribute("data-state") if card.count() else None
+        if state == "stale":
+            stale_seen = True
+            fade = float(card.evaluate("c => getComputedStyle(c).opacity"))
+            assert 0.5 <= fade < 1, fade
+            expect(card.locator(".beat")).to_contain_text("stale")
+        board.page.wait_for_timeout(500)
+    assert stale_seen, "the silent agent never showed as stale"
+    expect(card).to_have_count(0, timeout=3000)
+    expect(board.page.locator('#feed li[data-type="agent.timeout"]')).to_contain_text(
+        "quiet timed out"
+    )
+    # The heartbeating agent stayed fresh all along.
+    expect(board.card("busy")).to_have_attribute("data-state", "fresh")
+    assert quiet["session_id"] != busy["session_id"]
+
+
+def test_server_restart_is_survived_and_missed_events_arrive_once(
+    open_board: Any, shared_server: Any
+) -> None:
+    board = open_board(own_server=True)
+    board.log_in()
+    page = board.page
+    alice = board.checkin("alice", ["src/api/**"])
+    expect(board.card("alice")).to_be_visible(timeout=WITHIN_A_SECOND)
+
+    board.server.stop()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "reconnecting", timeout=5000)
+    expect(page.locator("#conn-text")).to_contain_text("reconnecting")
+    # Meanwhile another process on the same database changes things: the dashboard must
+    # catch up on them from the event log once its own server is back.
+    other = Board(server=shared_server, key=board.key, page=None, errors=[])
+    other.checkin("carol", ["web/**"])
+    other.checkout(alice)
+
+    board.server.start()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=15_000)
+    expect(board.card("carol")).to_be_visible(timeout=WITHIN_A_SECOND)
+    expect(board.card("alice")).to_have_count(0, timeout=3000)
+    expect(page.locator("#feed li.note").first).to_contain_text("caught up")
+
+    board.checkin("dave", ["docs/**"])
+    expect(board.card("dave")).to_be_visible(timeout=WITHIN_A_SECOND)
+    offsets = board.feed_offsets()
+    assert len(offsets) == len(set(offsets)), f"an event was shown twice: {offsets}"
+    assert sorted(offsets) == list(range(1, max(offsets) + 1)), offsets
+    assert offsets == sorted(offsets, reverse=True)
+
+
+def test_key_is_asked_once_and_the_board_works_by_keyboard_on_a_phone(
+    open_board: Any, tmp_path: Path
+) -> None:
+    board = open_board(viewport=PHONE)
+    page = board.page
+    page.goto(board.server.url)
+    expect(page.locator("#api-key")).to_be_focused()
+
+    page.keyboard.type("alk_not-a-real-key")
+    page.keyboard.press("Enter")
+    expect(page.locator("#login-error")).to_contain_text("refused")
+    expect(page.locator("#main")).to_be_hidden()
+
+    page.locator("#api-key").fill(board.key)
+    page.keyboard.press("Tab")
+    expect(page.locator("#login-form button")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+
+    board.checkin("alice", ["src/api/**"], area="api")
+    board.checkin("bob-with-a-rather-long-name", ["src/**/*.ts", "a/very/long/" * 6 + "path/**"])
+    expect(page.locator("#conflicts li.pair")).to_have_count(1, timeout=WITHIN_A_SECOND)
+    width = page.evaluate("document.scrollingElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page scrolls sideways at 390 px ({width} px wide)"
+    _screenshot(board, tmp_path, "dashboard-390.png")
+
+    # The key is kept for this tab: a reload goes straight to the board.
+    page.reload()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+    expect(page.locator("#login")).to_be_hidden()
+    expect(page.locator("#conflicts li.pair")).to_have_count(1)  # recomputed after a snapshot
+
+    # Keyboard: the skip link comes first, the feed filter and the forget button are reachable.
+    page.locator("body").focus()
+    page.keyboard.press("Tab")
+    expect(page.locator("a.skip")).to_be_focused()
+    page.locator("#feed-filter").focus()
+    page.keyboard.press("ArrowDown")  # "agents" (Chromium changes a closed select with arrows)
+    expect(page.locator('#feed li[data-type="agent.checkin"]').first).to_be_visible()
+    page.locator("#feed-filter").select_option("task.")
+    expect(page.locator('#feed li[data-type="agent.checkin"]').first).to_be_hidden()
+    page.locator("#forget").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#login")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('agentlanes.apiKey')") is None
+
+
+def test_coordination_panels_follow_the_server(open_board: Any) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    for panel in ("#panel-tasks", "#panel-leases", "#panel-votes"):
+        expect(page.locator(panel)).to_have_attribute("data-available", "no")
+        expect(page.locator(f"{panel} .unavailable")).to_have_text("Not available on this server.")
