@@ -81,4 +81,6 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
         ),
         debug=False,
+        # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.
+        logging_config=None,
     )
