@@ -204,9 +204,59 @@ def test_key_is_asked_once_and_the_board_works_by_keyboard_on_a_phone(
 
 
 def test_coordination_panels_follow_the_server(open_board: Any) -> None:
-    board = open_board()
+    board = open_board(heartbeat_interval_seconds=1, heartbeat_ttl_seconds=6)
     board.log_in()
     page = board.page
-    for panel in ("#panel-tasks", "#panel-leases", "#panel-votes"):
-        expect(page.locator(panel)).to_have_attribute("data-available", "no")
-        expect(page.locator(f"{panel} .unavailable")).to_have_text("Not available on this server.")
+    panels = ("#panel-tasks", "#panel-leases", "#panel-votes")
+    if board.call("GET", "/api/v1/tasks").status_code == 404:
+        # A server without the coordination endpoints: the panels say so.
+        for panel in panels:
+            expect(page.locator(panel)).to_have_attribute("data-available", "no")
+            expect(page.locator(f"{panel} .unavailable")).to_have_text(
+                "Not available on this server."
+            )
+        return
+    for panel in panels:
+        expect(page.locator(panel)).to_have_attribute("data-available", "yes")
+        expect(page.locator(f"{panel} .unavailable")).to_be_hidden()
+
+    alice = board.checkin("alice", ["src/api/**"])
+    bob = board.checkin("bob", ["web/**"])
+    eve = board.checkin("eve", ["lib/**"])
+
+    def ok(r: Any) -> dict[str, Any]:
+        assert r.status_code in (200, 201), r.text
+        return r.json()  # type: ignore[no-any-return]
+
+    task = ok(board.call("POST", "/api/v1/tasks", token=alice["session_token"],
+                         json={"title": "Write the docs", "paths": ["docs/**"]}))  # fmt: skip
+    expect(page.locator(f'[data-list="ready"] [data-task="{task["task_id"]}"]')).to_contain_text(
+        "Write the docs", timeout=WITHIN_A_SECOND
+    )
+    ok(board.call("POST", f"/api/v1/tasks/{task['task_id']}/claim", token=eve["session_token"]))
+    claimed = page.locator(f'[data-list="claimed"] [data-task="{task["task_id"]}"]')
+    expect(claimed).to_contain_text("by eve", timeout=WITHIN_A_SECOND)
+    expect(page.locator(f'[data-list="ready"] [data-task="{task["task_id"]}"]')).to_have_count(0)
+
+    ok(board.call("POST", "/api/v1/leases", token=alice["session_token"],
+                  json={"resource": "deploy:prod"}))  # fmt: skip
+    lease = page.locator('#leases li[data-resource="deploy:prod"]')
+    expect(lease).to_contain_text("alice", timeout=WITHIN_A_SECOND)
+    expect(page.locator("#leases-count")).to_have_text("1")
+
+    vote = ok(board.call("POST", "/api/v1/consensus", token=alice["session_token"],
+                         json={"action": "merge", "subject": "PR 7", "reason": "tests pass"}))  # fmt: skip
+    request = page.locator(f'#votes li[data-consensus="{vote["consensus_id"]}"]')
+    expect(request).to_contain_text("merge PR 7", timeout=WITHIN_A_SECOND)
+    expect(request).to_contain_text("0/2 for")
+    ok(board.call("POST", f"/api/v1/consensus/{vote['consensus_id']}/vote",
+                  token=bob["session_token"], json={"vote": "approve"}))  # fmt: skip
+    expect(request).to_contain_text("1/2 for", timeout=WITHIN_A_SECOND)
+    expect(request).to_contain_text("pending")
+
+    # Everyone goes quiet: eve's claim goes stale and alice's lease ends with her session.
+    stale = page.locator(f'[data-list="stale"] [data-task="{task["task_id"]}"]')
+    expect(stale).to_contain_text("eve", timeout=10_000)
+    expect(claimed).to_have_count(0)
+    expect(lease).to_have_count(0, timeout=3000)
+    expect(page.locator('#feed li[data-type="task.stale"]')).to_have_count(1)

@@ -56,20 +56,21 @@ class TasksPanel extends Panel {
   }
 
   async load() {
-    const [all, ready] = await Promise.all([
-      this.api.get("/api/v1/tasks"),
+    // Claimed and stale are both in_progress; the filters keep done tasks from crowding
+    // them off the page. The lists are filtered here too, for servers without filters.
+    const [ready, claimed, stale] = await Promise.all([
       this.api.get("/api/v1/tasks/ready"),
+      this.api.get("/api/v1/tasks?status=in_progress&stale=false"),
+      this.api.get("/api/v1/tasks?status=in_progress&stale=true"),
     ]);
-    return { all: rows(all, "tasks"), ready: rows(ready, "tasks") };
+    return { ready: rows(ready, "tasks"), claimed: rows(claimed, "tasks"), stale: rows(stale, "tasks") };
   }
 
-  render({ all, ready }) {
+  render({ ready, claimed, stale }) {
     const open = (t) => t.status !== "done" && t.status !== "cancelled";
-    const stale = all.filter((t) => t.stale_since && open(t));
-    const claimed = all.filter((t) => t.claimed_by && !t.stale_since && open(t));
-    this.fill("ready", ready, (t) => `priority ${t.priority ?? "–"}`);
-    this.fill("claimed", claimed, (t) => `by ${holder(t)}`);
-    this.fill("stale", stale, (t) => `was ${holder(t) || "?"} · ${t.status}`);
+    this.fill("ready", ready, (t) => `priority ${t.priority ?? "–"}${t.paths && t.paths.length ? ` · ${t.paths.join(" ")}` : ""}`);
+    this.fill("claimed", claimed.filter((t) => t.claimed_by && !t.stale_since && open(t)), (t) => `by ${holder(t)}`);
+    this.fill("stale", stale.filter((t) => t.stale_since && open(t)), (t) => `was ${holder(t) || "?"}, who left`);
   }
 
   fill(name, tasks, detail) {
