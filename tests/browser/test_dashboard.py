@@ -224,33 +224,32 @@ def test_coordination_panels_follow_the_server(open_board: Any) -> None:
     bob = board.checkin("bob", ["web/**"])
     eve = board.checkin("eve", ["lib/**"])
 
-    def ok(r: Any) -> dict[str, Any]:
+    def post(path: str, who: dict[str, Any], body: dict[str, Any] | None = None) -> Any:
+        r = board.call("POST", path, token=who["session_token"], json=body or {})
         assert r.status_code in (200, 201), r.text
-        return r.json()  # type: ignore[no-any-return]
+        return r.json()
 
-    task = ok(board.call("POST", "/api/v1/tasks", token=alice["session_token"],
-                         json={"title": "Write the docs", "paths": ["docs/**"]}))  # fmt: skip
+    task = post("/api/v1/tasks", alice, {"title": "Write the docs", "paths": ["docs/**"]})
     expect(page.locator(f'[data-list="ready"] [data-task="{task["task_id"]}"]')).to_contain_text(
         "Write the docs", timeout=WITHIN_A_SECOND
     )
-    ok(board.call("POST", f"/api/v1/tasks/{task['task_id']}/claim", token=eve["session_token"]))
+    post(f"/api/v1/tasks/{task['task_id']}/claim", eve)
     claimed = page.locator(f'[data-list="claimed"] [data-task="{task["task_id"]}"]')
     expect(claimed).to_contain_text("by eve", timeout=WITHIN_A_SECOND)
     expect(page.locator(f'[data-list="ready"] [data-task="{task["task_id"]}"]')).to_have_count(0)
 
-    ok(board.call("POST", "/api/v1/leases", token=alice["session_token"],
-                  json={"resource": "deploy:prod"}))  # fmt: skip
+    post("/api/v1/leases", alice, {"resource": "deploy:prod"})
     lease = page.locator('#leases li[data-resource="deploy:prod"]')
     expect(lease).to_contain_text("alice", timeout=WITHIN_A_SECOND)
     expect(page.locator("#leases-count")).to_have_text("1")
 
-    vote = ok(board.call("POST", "/api/v1/consensus", token=alice["session_token"],
-                         json={"action": "merge", "subject": "PR 7", "reason": "tests pass"}))  # fmt: skip
+    vote = post(
+        "/api/v1/consensus", alice, {"action": "merge", "subject": "PR 7", "reason": "tests pass"}
+    )
     request = page.locator(f'#votes li[data-consensus="{vote["consensus_id"]}"]')
     expect(request).to_contain_text("merge PR 7", timeout=WITHIN_A_SECOND)
     expect(request).to_contain_text("0/2 for")
-    ok(board.call("POST", f"/api/v1/consensus/{vote['consensus_id']}/vote",
-                  token=bob["session_token"], json={"vote": "approve"}))  # fmt: skip
+    post(f"/api/v1/consensus/{vote['consensus_id']}/vote", bob, {"vote": "approve"})
     expect(request).to_contain_text("1/2 for", timeout=WITHIN_A_SECOND)
     expect(request).to_contain_text("pending")
 

@@ -163,7 +163,7 @@ export class Coordination {
   /** Which panels an event changes. Agents ending release leases and claims. */
   apply(frame) {
     const kind = frame.type.split(".")[0];
-    if (kind === "task") this.tasks.refreshSoon();
+    if (kind === "task" || kind === "checkpoint") this.tasks.refreshSoon();
     else if (kind === "lease") this.leases.refreshSoon();
     else if (kind === "consensus") this.votes.refreshSoon();
     else if (kind === "agent") {

@@ -64,8 +64,15 @@ export function describe(frame) {
       return `lease ${lease.resource} expired`;
     case "consensus.created":
       return `${vote.requester} asks: ${vote.action}${vote.subject ? ` ${vote.subject}` : ""}`;
-    case "consensus.vote":
-      return `vote on “${vote.action}”: ${vote.approvals ?? 0} for, ${vote.rejections ?? 0} against`;
+    case "consensus.vote": {
+      const tally = d.consensus || d;
+      const subject = vote.action ? ` on “${vote.action}”` : "";
+      return `${d.agent_name || "an agent"} voted ${d.vote || ""}${subject} (${tally.approvals ?? 0} for, ${tally.rejections ?? 0} against)`;
+    }
+    case "checkpoint.created":
+      return `checkpoint “${(d.checkpoint || {}).name || "?"}” created`;
+    case "checkpoint.resolved":
+      return `checkpoint “${(d.checkpoint || {}).name || "?"}” ${(d.checkpoint || {}).status || "resolved"}`;
     case "consensus.approved":
     case "consensus.rejected":
     case "consensus.expired":
