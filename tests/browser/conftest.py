@@ -99,9 +99,8 @@ class Board:
         return self.page.locator(f'#agents li[data-agent="{agent}"]')
 
     def feed_offsets(self) -> list[int]:
-        return [int(x) for x in self.page.locator("#feed li[data-offset]").evaluate_all(
-            "items => items.map(i => i.dataset.offset)"
-        )]  # fmt: skip
+        items = self.page.locator("#feed li[data-offset]")
+        return [int(x) for x in items.evaluate_all("items => items.map(i => i.dataset.offset)")]
 
 
 def create_project(base_url: str, **body: Any) -> str:

@@ -24,9 +24,10 @@ SCREENSHOTS = os.environ.get("AGENTLANES_TEST_SCREENSHOTS")
 WITHIN_A_SECOND = 1000
 
 
-def _screenshot(board: Board, tmp_path: Path, name: str) -> None:
+def _screenshot(board: Board, tmp_path: Path, name: str, docs: bool = False) -> None:
+    """Keep a picture of the page with the test's files (and in the docs when asked)."""
     board.page.screenshot(path=str(tmp_path / name), full_page=True)
-    if SCREENSHOTS:
+    if SCREENSHOTS and docs:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
         board.page.screenshot(path=str(Path(SCREENSHOTS) / name), full_page=True)
 
@@ -69,7 +70,7 @@ def test_checkin_conflict_and_checkout_show_within_a_second(
     expect(board.card("carol").locator(".flag")).to_have_count(0)
     expect(page.locator("#agents-count")).to_have_text("3")
     page.wait_for_timeout(1200)  # let the heartbeat ages tick once for the picture
-    _screenshot(board, tmp_path, "dashboard.png")
+    _screenshot(board, tmp_path, "dashboard.png", docs=True)
 
     board.checkout(alice)
     expect(board.card("alice")).to_have_attribute("data-state", "leaving", timeout=WITHIN_A_SECOND)

@@ -221,8 +221,9 @@ export class Presence {
       if (used >= 1) state = "expiring";
       else if (used >= 0.4) state = "stale";
       card.dataset.state = state;
-      // Fade from full strength at 25% of the TTL down to 55% at its end (still readable).
-      const fade = used <= 0.25 ? 1 : 1 - 0.45 * ((used - 0.25) / 0.75);
+      // Fade from full strength at 25% of the TTL down to 65% at its end: at that floor
+      // every text on the card still has a 4.5:1 contrast.
+      const fade = used <= 0.25 ? 1 : 1 - 0.35 * ((used - 0.25) / 0.75);
       card.style.setProperty("--fade", fade.toFixed(2));
       const label = state === "expiring" ? " · timing out" : state === "stale" ? " · stale" : "";
       $(".beat", card).textContent = `heartbeat ${ago(age)} ago${label}`;
