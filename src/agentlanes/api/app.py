@@ -16,6 +16,7 @@ from agentlanes.api import dashboard, ops
 from agentlanes.api.deps import DEPENDENCIES
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
+from agentlanes.api.limits import rate_limit
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.sessions import SessionController
 from agentlanes.hub import create_hub
@@ -57,6 +58,9 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         group_path=True,
         scopes={"http"},  # type: ignore[arg-type]
     )
+    middleware = [prometheus.middleware]
+    if settings.rate_limit_per_minute:
+        middleware.append(rate_limit(settings.rate_limit_per_minute))
     return Litestar(
         route_handlers=[
             ProjectController,
@@ -72,7 +76,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
-        middleware=[prometheus.middleware],
+        middleware=middleware,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="agentlanes",
