@@ -7,6 +7,7 @@ from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 from litestar.di import NamedDependency
+from litestar.params import FromQuery
 
 from agentlanes.api.deps import api_key_guard
 from agentlanes.api.stream import EventStream
@@ -34,7 +35,12 @@ class EventController(Controller):
 
     @get("/events/log", summary="The event log over HTTP")
     async def log(
-        self, ctx: Ctx, project: Proj, since: str | None = None, limit: str | None = None
+        self,
+        ctx: Ctx,
+        project: Proj,
+        # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
+        since: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
             ctx, project, since=_int_param("since", since), limit=_int_param("limit", limit)
