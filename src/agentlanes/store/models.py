@@ -1,4 +1,6 @@
-"""SQLModel tables. Times are aware UTC (SQLModel's UTCDateTime). Secrets are stored as SHA-256 hashes only."""
+"""SQLModel tables. Times are aware UTC (SQLModel's UTCDateTime).
+
+Secrets are stored as SHA-256 hashes only."""
 
 from __future__ import annotations
 
