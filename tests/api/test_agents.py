@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from litestar.testing import TestClient
 
 from tests.api.conftest import Api, new_project
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
 
-def test_upsert_keeps_the_id_and_drops_undeclared_config_keys(client: TestClient[Any]) -> None:
-    api = new_project(client, agent_config_keys=["model", "max_parallel"])
+def test_upsert_keeps_the_id_and_drops_undeclared_config_keys(api: Api) -> None:
+    api = new_project(api.client, agent_config_keys=["model", "max_parallel"])
     r = api.client.put(
         "/api/v1/agents/alice",
         json={"role": "reviewer", "config": {"model": "m-1", "colour": "red", "max_parallel": 2}},

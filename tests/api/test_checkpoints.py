@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.conftest import Api
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
 
 def _task(api: Api, title: str) -> str:

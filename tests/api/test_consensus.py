@@ -6,9 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litestar.testing import TestClient
-
 from tests.api.conftest import Api, new_project
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
 
 def _agents(api: Api, *names: str) -> dict[str, str]:
@@ -90,8 +89,8 @@ def test_non_eligible_voters_are_refused(api: Api) -> None:
     assert api.get(f"/consensus/{cid}").json()["votes"] == []
 
 
-def test_expires_at_the_timeout(client: TestClient[Any]) -> None:
-    api = new_project(client)
+def test_expires_at_the_timeout(api: Api) -> None:
+    api = new_project(api.client)
     t = _agents(api, "alice", "bob", "carol")
     cid = _request(api, t["alice"], timeout_seconds=1)["consensus_id"]
     _vote(api, cid, t["bob"], "approve")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litestar.testing import TestClient
-
 from tests.api.conftest import Api, new_project
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
 
 def _acquire(api: Api, token: str, resource: str, **body: Any) -> Any:
@@ -122,8 +121,8 @@ def test_a_sessions_leases_end_with_it(api: Api) -> None:
     assert _acquire(api, bob["session_token"], "a").json()["fencing_token"] == 2
 
 
-def test_a_lease_expires_at_its_time(client: TestClient[Any]) -> None:
-    api = new_project(client)
+def test_a_lease_expires_at_its_time(api: Api) -> None:
+    api = new_project(api.client)
     alice = api.checkin(agent_name="alice")["session_token"]
     bob = api.checkin(agent_name="bob")["session_token"]
     lease = _acquire(api, alice, "deploy:prod", ttl_seconds=1).json()
@@ -139,8 +138,8 @@ def test_a_lease_expires_at_its_time(client: TestClient[Any]) -> None:
     assert len([e for e in api.events() if e["type"] == "lease.expired"]) == 1
 
 
-def test_timed_out_session_releases_its_leases(client: TestClient[Any]) -> None:
-    api = new_project(client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
+def test_timed_out_session_releases_its_leases(api: Api) -> None:
+    api = new_project(api.client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
     alice = api.checkin(agent_name="alice")["session_token"]
     _acquire(api, alice, "deploy:prod")
     released = _wait_for(lambda: [e for e in api.events() if e["type"] == "lease.released"], 8)

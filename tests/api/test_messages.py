@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar.testing import TestClient
-
 from tests.api.conftest import Api
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
 
 def _send(api: Api, token: str, **body: Any) -> dict[str, Any]:
@@ -124,12 +123,10 @@ def test_bad_message_input_is_a_400_and_changes_nothing(api: Api) -> None:
     )
 
 
-def test_a_message_is_delivered_live_to_the_recipients_attached_socket(
-    client: TestClient[Any], api: Api
-) -> None:
+def test_a_message_is_delivered_live_to_the_recipients_attached_socket(api: Api) -> None:
     alice = api.checkin(agent_name="alice")["session_token"]
     bob = api.checkin(agent_name="bob")["session_token"]
-    with client.websocket_connect("/api/v1/events", headers={"X-API-Key": api.key}) as ws:
+    with api.client.websocket_connect("/api/v1/events", headers={"X-API-Key": api.key}) as ws:
         assert ws.receive_json()["type"] == "presence.snapshot"
         ws.send_json({"type": "attach", "session_token": bob})
         assert ws.receive_json()["type"] == "attached"

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litestar.testing import TestClient
-
 from tests.api.conftest import Api, new_project
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
 
 def _task(api: Api, token: str | None = None, **body: Any) -> dict[str, Any]:
@@ -270,10 +269,8 @@ def test_superseded_session_releases_its_claim(api: Api) -> None:
     assert released["data"]["reason"] == "superseded"
 
 
-def test_timed_out_claim_goes_stale_with_a_note_and_can_be_taken_over(
-    client: TestClient[Any],
-) -> None:
-    api = new_project(client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
+def test_timed_out_claim_goes_stale_with_a_note_and_can_be_taken_over(api: Api) -> None:
+    api = new_project(api.client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
     task = _task(api)
     tid = task["task_id"]
     alice = api.checkin(agent_name="alice")
