@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Response, get, put
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.coordination_schemas import AgentBody
 from agentlanes.api.deps import api_key_guard
@@ -25,7 +26,7 @@ class AgentController(Controller):
 
     @put("/{name:str}", summary="Register or update an agent (201 created, 200 updated)")
     async def upsert(
-        self, ctx: Ctx, project: Proj, name: str, data: AgentBody | None = None
+        self, ctx: Ctx, project: Proj, name: str, data: JSONBody[AgentBody | None] = None
     ) -> Response[dict[str, Any]]:
         body = data or AgentBody()
         view, created = await agents.upsert(

@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -26,7 +27,7 @@ class CheckpointController(Controller):
 
     @post("/", status_code=201, summary="Create a checkpoint over tasks")
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: CheckpointBody | None = None
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody | None] = None
     ) -> dict[str, Any]:
         body = data or CheckpointBody()
         return await checkpoints.create_checkpoint(
@@ -68,7 +69,7 @@ class CheckpointController(Controller):
         ctx: Ctx,
         project: Proj,
         checkpoint_id: str,
-        data: ResolveBody | None = None,
+        data: JSONBody[ResolveBody | None] = None,
     ) -> dict[str, Any]:
         body = data or ResolveBody()
         return await checkpoints.resolve_checkpoint(

@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -26,7 +27,7 @@ class ConsensusController(Controller):
 
     @post("/", status_code=201, summary="Ask the other live agents to approve an action")
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: ConsensusBody | None = None
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody | None] = None
     ) -> dict[str, Any]:
         body = data or ConsensusBody()
         return await consensus.create(
@@ -69,7 +70,7 @@ class ConsensusController(Controller):
         ctx: Ctx,
         project: Proj,
         request_id: str,
-        data: VoteBody | None = None,
+        data: JSONBody[VoteBody | None] = None,
     ) -> dict[str, Any]:
         body = data or VoteBody()
         return await consensus.vote(

@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -26,7 +27,11 @@ class LeaseController(Controller):
 
     @post("/", summary="Acquire a lease (201 new; 200 when this session holds it already)")
     async def acquire(
-        self, request: Req, ctx: Ctx, project: Proj, data: LeaseBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[LeaseBody | None] = None,
     ) -> Response[dict[str, Any]]:
         body = data or LeaseBody()
         view, new = await leases.acquire(
@@ -57,14 +62,22 @@ class LeaseController(Controller):
 
     @post("/validate", status_code=200, summary="Is this fencing token the live grant?")
     async def validate(
-        self, ctx: Ctx, project: Proj, data: ValidateBody | None = None
+        self,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[ValidateBody | None] = None,
     ) -> dict[str, Any]:
         body = data or ValidateBody()
         return await leases.validate(ctx, project, body.resource, body.fencing_token)
 
     @post("/{lease_id:str}/renew", status_code=200, summary="Extend a lease")
     async def renew(
-        self, request: Req, ctx: Ctx, project: Proj, lease_id: str, data: RenewBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        lease_id: str,
+        data: JSONBody[RenewBody | None] = None,
     ) -> dict[str, Any]:
         body = data or RenewBody()
         return await leases.renew(
@@ -73,6 +86,11 @@ class LeaseController(Controller):
 
     @post("/{lease_id:str}/release", status_code=200, summary="Release a lease")
     async def release(
-        self, request: Req, ctx: Ctx, project: Proj, lease_id: str, data: EmptyBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        lease_id: str,
+        data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await leases.release(ctx, project, lease_id, session_token(request, data))

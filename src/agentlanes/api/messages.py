@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -33,7 +34,11 @@ class MessageController(Controller):
 
     @post("/", status_code=201, summary="Send a message to an agent or broadcast")
     async def send(
-        self, request: Req, ctx: Ctx, project: Proj, data: MessageBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[MessageBody | None] = None,
     ) -> dict[str, Any]:
         body = data or MessageBody()
         return await messages.send(
@@ -74,7 +79,12 @@ class MessageController(Controller):
 
     @post("/{message_id:str}/read", status_code=200, summary="Mark a message read")
     async def read(
-        self, request: Req, ctx: Ctx, project: Proj, message_id: str, data: EmptyBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        message_id: str,
+        data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await messages.mark(
             ctx, project, _message_id(message_id), session_token(request, data), ack=False
@@ -82,7 +92,12 @@ class MessageController(Controller):
 
     @post("/{message_id:str}/ack", status_code=200, summary="Acknowledge a message")
     async def ack(
-        self, request: Req, ctx: Ctx, project: Proj, message_id: str, data: EmptyBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        message_id: str,
+        data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await messages.mark(
             ctx, project, _message_id(message_id), session_token(request, data), ack=True

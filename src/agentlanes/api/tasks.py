@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -26,7 +27,11 @@ class TaskController(Controller):
 
     @post("/", status_code=201, summary="Create a task")
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: TaskBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[TaskBody | None] = None,
     ) -> dict[str, Any]:
         body = data or TaskBody()
         return await tasks.create_task(
@@ -80,7 +85,12 @@ class TaskController(Controller):
 
     @post("/{task_id:str}/claim", status_code=200, summary="Claim a task for this session")
     async def claim(
-        self, request: Req, ctx: Ctx, project: Proj, task_id: str, data: EmptyBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        task_id: str,
+        data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await tasks.claim_task(ctx, project, task_id, session_token(request, data))
 
@@ -91,7 +101,7 @@ class TaskController(Controller):
         ctx: Ctx,
         project: Proj,
         task_id: str,
-        data: TaskStatusBody | None = None,
+        data: JSONBody[TaskStatusBody | None] = None,
     ) -> dict[str, Any]:
         body = data or TaskStatusBody()
         return await tasks.change_status(
@@ -105,7 +115,12 @@ class TaskController(Controller):
 
     @post("/{task_id:str}/notes", status_code=201, summary="Add a note to a task")
     async def note(
-        self, request: Req, ctx: Ctx, project: Proj, task_id: str, data: NoteBody | None = None
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        task_id: str,
+        data: JSONBody[NoteBody | None] = None,
     ) -> dict[str, Any]:
         body = data or NoteBody()
         return await tasks.add_note(ctx, project, task_id, body.body, session_token(request, body))
