@@ -72,7 +72,7 @@ async def upsert(
         created = agent is None
         if agent is None:
             agent = RegisteredAgent(
-                id="agent_" + checks.new_id("x")[2:],
+                id=checks.new_id("agent"),
                 project_id=project.id,
                 name=name,
                 role=None,
