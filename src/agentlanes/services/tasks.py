@@ -213,45 +213,51 @@ async def ready_tasks(
     now = utcnow()
     async with ctx.db.read() as db:
         own_id = (await acting_session(db, project, token)).id if token else None
+        # Only the columns the decision needs: loading whole rows of every pending task
+        # was most of the cost; full rows are read for the ready ones alone.
         stmt = (
-            select(Task)
+            select(Task.id, Task.depends_on, Task.paths, Task.claimed_session_id)
             .where(Task.project_id == project.id, Task.status == "pending")
             .order_by(col(Task.priority), col(Task.created_at), col(Task.id))
         )
-        pending = (await db.exec(stmt)).all()
-        dep_ids = {d for t in pending for d in t.depends_on or []}
+        pending = (await db.exec(stmt)).all()  # type: ignore[call-overload]
+        dep_ids = {d for row in pending for d in row[1] or []}
         statuses = await _statuses(db, sorted(dep_ids))
         gates = await _gates(db, project.id)
         live = await queries.live_sessions(db, project.id, now)
         working = (
             await db.exec(
-                select(Task).where(
+                select(Task.claimed_session_id, Task.paths).where(  # type: ignore[call-overload]
                     Task.project_id == project.id,
                     Task.status == "in_progress",
                     col(Task.claimed_session_id).is_not(None),
                 )
             )
         ).all()
-    task_paths: dict[str, list[str]] = {}
-    for t in working:
-        task_paths.setdefault(t.claimed_session_id or "", []).extend(t.paths or [])
-    detector = scope.detector(())
-    for s in live:
-        patterns = tuple(dict.fromkeys([*(s.declared_files or []), *task_paths.get(s.id, [])]))
-        detector.add(Scope(s.id, s.agent_name, None, patterns))
-    ready: list[dict[str, Any]] = []
-    for task in pending:
-        if task.claimed_session_id is not None:
-            continue
-        if any(statuses.get(d) != "done" for d in task.depends_on or []):
-            continue
-        if any(cp.status != "passed" for cp in gates.get(task.id, [])):
-            continue
-        if task.paths and detector.find(patterns=task.paths, exclude_session_id=own_id):
-            continue
-        ready.append(task_view(task))
-        if len(ready) >= limit:
-            break
+        task_paths: dict[str, list[str]] = {}
+        for session_id, paths in working:
+            task_paths.setdefault(session_id or "", []).extend(paths or [])
+        detector = scope.detector(())
+        for s in live:
+            patterns = tuple(dict.fromkeys([*(s.declared_files or []), *task_paths.get(s.id, [])]))
+            detector.add(Scope(s.id, s.agent_name, None, patterns))
+        ready_ids: list[str] = []
+        for task_id, depends_on, paths, claimed in pending:
+            if claimed is not None:
+                continue
+            if any(statuses.get(d) != "done" for d in depends_on or []):
+                continue
+            if any(cp.status != "passed" for cp in gates.get(task_id, [])):
+                continue
+            if paths and detector.find(patterns=paths, exclude_session_id=own_id):
+                continue
+            ready_ids.append(task_id)
+            if len(ready_ids) >= limit:
+                break
+        rows = {
+            t.id: t for t in (await db.exec(select(Task).where(col(Task.id).in_(ready_ids)))).all()
+        }
+    ready = [task_view(rows[task_id]) for task_id in ready_ids if task_id in rows]
     return {"tasks": ready}
 
 
