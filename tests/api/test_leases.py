@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from litestar.testing import TestClient
+
+from agentlanes.api.app import create_app
 from tests.api.conftest import Api, new_project
 from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
@@ -96,16 +99,16 @@ def test_fencing_tokens_strictly_increase_per_resource_and_validate(api: Api) ->
     assert future["valid"] is False and future["reason"] == "unknown"
 
 
-def test_fencing_tokens_survive_a_restart(app_factory: Any, sqlite_url: str) -> None:
-    first = app_factory(database_url=sqlite_url)
-    api = new_project(first)
-    s = api.checkin(agent_name="alice")["session_token"]
-    lease = _acquire(api, s, "deploy:prod").json()
-    api.post(f"/leases/{lease['lease_id']}/release", token=s)
-    first.__exit__(None, None, None)
-    second = app_factory(database_url=sqlite_url)
-    api2 = Api(second, api.key, api.project)
-    assert _acquire(api2, s, "deploy:prod").json()["fencing_token"] == 2
+def test_fencing_tokens_survive_a_restart(make_settings: Any, sqlite_url: str) -> None:
+    settings = make_settings(database_url=sqlite_url)
+    with TestClient(create_app(settings)) as first:
+        api = new_project(first)
+        s = api.checkin(agent_name="alice")["session_token"]
+        lease = _acquire(api, s, "deploy:prod").json()
+        api.post(f"/leases/{lease['lease_id']}/release", token=s)
+    with TestClient(create_app(settings)) as second:
+        again = Api(second, api.key, api.project)
+        assert _acquire(again, s, "deploy:prod").json()["fencing_token"] == 2
 
 
 def test_a_sessions_leases_end_with_it(api: Api) -> None:
@@ -178,3 +181,15 @@ def test_bad_lease_input_is_a_400_and_changes_nothing(api: Api) -> None:
     # 256 printable characters is fine, as is any printable punctuation.
     assert api.post("/leases", {"resource": "r" * 256}, token=alice).status_code == 201
     assert api.post("/leases", {"resource": "contact:a b@x.com/é"}, token=alice).status_code == 201
+
+
+def test_bad_renew_input_is_a_400_and_keeps_the_lease(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    lease = _acquire(api, alice, "deploy:prod", ttl_seconds=60).json()
+    before = api.events()
+    for body in ({"ttl_seconds": 0}, {"ttl_seconds": 86_401}, {"ttl_seconds": "1h"}):
+        r = api.post(f"/leases/{lease['lease_id']}/renew", body, token=alice)
+        assert r.status_code == 400 and r.json()["field"] == "ttl_seconds", body
+    assert api.events() == before
+    [live] = api.get("/leases").json()["leases"]
+    assert live["expires_at"] == lease["expires_at"] and live["ttl_seconds"] == 60

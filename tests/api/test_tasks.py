@@ -291,3 +291,32 @@ def test_timed_out_claim_goes_stale_with_a_note_and_can_be_taken_over(api: Api) 
     assert r.json()["stale_since"] is None and r.json()["claimed_by"]["agent_name"] == "bob"
     claimed = [e for e in api.events() if e["type"] == "task.claimed"]
     assert claimed[-1]["data"]["took_over"]["agent_name"] == "alice"
+
+
+def test_bad_status_note_and_claim_input_is_a_400_and_changes_nothing(api: Api) -> None:
+    task = _task(api)
+    tid = task["task_id"]
+    s = api.checkin(agent_name="alice")["session_token"]
+    before = api.events()
+    cases = [
+        ("status", {}, "status"),
+        ("status", {"status": 3}, "status"),
+        ("status", {"status": "blocked", "note": "n" * 10_001}, "note"),
+        ("status", {"status": "blocked", "colour": "red"}, "colour"),
+        ("notes", {}, "body"),
+        ("notes", {"body": ["x"]}, "body"),
+        ("claim", {"session_token": "short"}, "session_token"),
+        ("claim", {"extra": 1}, "extra"),
+    ]
+    for route, body, field in cases:
+        r = api.post(f"/tasks/{tid}/{route}", body)
+        assert r.status_code == 400 and r.json()["field"] == field, (route, body, r.text)
+    r = api.client.post(
+        f"/api/v1/tasks/{tid}/claim",
+        content=b"{not json",
+        headers={**api.headers(s), "Content-Type": "application/json"},
+    )
+    assert r.status_code == 400 and r.json()["field"] == "body"
+    assert api.events() == before
+    got = api.get(f"/tasks/{tid}").json()
+    assert got["status"] == "pending" and got["notes"] == [] and got["claimed_by"] is None
