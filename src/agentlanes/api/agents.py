@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Response, get, put
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import AgentBody
 from agentlanes.api.deps import api_key_guard
@@ -26,7 +26,7 @@ class AgentController(Controller):
 
     @put("/{name:str}", summary="Register or update an agent (201 created, 200 updated)")
     async def upsert(
-        self, ctx: Ctx, project: Proj, name: str, data: JSONBody[AgentBody | None] = None
+        self, ctx: Ctx, project: Proj, name: FromPath[str], data: JSONBody[AgentBody | None] = None
     ) -> Response[dict[str, Any]]:
         body = data or AgentBody()
         view, created = await agents.upsert(
@@ -44,9 +44,9 @@ class AgentController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        role: str | None = None,
-        limit: str | None = None,
-        offset: str | None = None,
+        role: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await agents.list_agents(
             ctx,
@@ -57,5 +57,5 @@ class AgentController(Controller):
         )
 
     @get("/{name:str}", summary="One registered agent")
-    async def get_(self, ctx: Ctx, project: Proj, name: str) -> dict[str, Any]:
+    async def get_(self, ctx: Ctx, project: Proj, name: FromPath[str]) -> dict[str, Any]:
         return await agents.get_agent(ctx, project, name)

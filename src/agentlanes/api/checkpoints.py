@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -44,10 +44,10 @@ class CheckpointController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        status: str | None = None,
-        task_id: str | None = None,
-        limit: str | None = None,
-        offset: str | None = None,
+        status: FromQuery[str | None] = None,
+        task_id: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await checkpoints.list_checkpoints(
             ctx,
@@ -59,7 +59,7 @@ class CheckpointController(Controller):
         )
 
     @get("/{checkpoint_id:str}", summary="One checkpoint")
-    async def get_(self, ctx: Ctx, project: Proj, checkpoint_id: str) -> dict[str, Any]:
+    async def get_(self, ctx: Ctx, project: Proj, checkpoint_id: FromPath[str]) -> dict[str, Any]:
         return await checkpoints.get_checkpoint(ctx, project, checkpoint_id)
 
     @post("/{checkpoint_id:str}/resolve", status_code=200, summary="Resolve: passed or failed")
@@ -68,7 +68,7 @@ class CheckpointController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        checkpoint_id: str,
+        checkpoint_id: FromPath[str],
         data: JSONBody[ResolveBody | None] = None,
     ) -> dict[str, Any]:
         body = data or ResolveBody()

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -47,9 +47,9 @@ class ConsensusController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        status: str | None = None,
-        limit: str | None = None,
-        offset: str | None = None,
+        status: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await consensus.list_requests(
             ctx,
@@ -60,7 +60,7 @@ class ConsensusController(Controller):
         )
 
     @get("/{request_id:str}", summary="One request with its votes")
-    async def get_(self, ctx: Ctx, project: Proj, request_id: str) -> dict[str, Any]:
+    async def get_(self, ctx: Ctx, project: Proj, request_id: FromPath[str]) -> dict[str, Any]:
         return await consensus.get(ctx, project, request_id)
 
     @post("/{request_id:str}/vote", status_code=200, summary="Vote approve or reject")
@@ -69,7 +69,7 @@ class ConsensusController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        request_id: str,
+        request_id: FromPath[str],
         data: JSONBody[VoteBody | None] = None,
     ) -> dict[str, Any]:
         body = data or VoteBody()

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -44,11 +44,11 @@ class LeaseController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        resource: str | None = None,
-        agent_name: str | None = None,
-        include_ended: str | None = None,
-        limit: str | None = None,
-        offset: str | None = None,
+        resource: FromQuery[str | None] = None,
+        agent_name: FromQuery[str | None] = None,
+        include_ended: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await leases.list_leases(
             ctx,
@@ -76,7 +76,7 @@ class LeaseController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        lease_id: str,
+        lease_id: FromPath[str],
         data: JSONBody[RenewBody | None] = None,
     ) -> dict[str, Any]:
         body = data or RenewBody()
@@ -90,7 +90,7 @@ class LeaseController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        lease_id: str,
+        lease_id: FromPath[str],
         data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await leases.release(ctx, project, lease_id, session_token(request, data))

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -56,13 +56,13 @@ class MessageController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        unread: str | None = None,
-        unacked: str | None = None,
-        type: str | None = None,
-        thread_id: str | None = None,
-        after_id: str | None = None,
-        limit: str | None = None,
-        offset: str | None = None,
+        unread: FromQuery[str | None] = None,
+        unacked: FromQuery[str | None] = None,
+        type: FromQuery[str | None] = None,
+        thread_id: FromQuery[str | None] = None,
+        after_id: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await messages.inbox(
             ctx,
@@ -83,7 +83,7 @@ class MessageController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        message_id: str,
+        message_id: FromPath[str],
         data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await messages.mark(
@@ -96,7 +96,7 @@ class MessageController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        message_id: str,
+        message_id: FromPath[str],
         data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await messages.mark(

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
 from agentlanes.api.deps import api_key_guard, session_token
@@ -53,12 +53,12 @@ class TaskController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        status: str | None = None,
-        claimed_by: str | None = None,
-        parent_id: str | None = None,
-        stale: str | None = None,
-        limit: str | None = None,
-        offset: str | None = None,
+        status: FromQuery[str | None] = None,
+        claimed_by: FromQuery[str | None] = None,
+        parent_id: FromQuery[str | None] = None,
+        stale: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await tasks.list_tasks(
             ctx,
@@ -73,14 +73,14 @@ class TaskController(Controller):
 
     @get("/ready", summary="Tasks ready to claim, most urgent first")
     async def ready(
-        self, request: Req, ctx: Ctx, project: Proj, limit: str | None = None
+        self, request: Req, ctx: Ctx, project: Proj, limit: FromQuery[str | None] = None
     ) -> dict[str, Any]:
         return await tasks.ready_tasks(
             ctx, project, token=session_token(request), limit=int_param("limit", limit)
         )
 
     @get("/{task_id:str}", summary="One task, with its notes and what blocks it")
-    async def get_(self, ctx: Ctx, project: Proj, task_id: str) -> dict[str, Any]:
+    async def get_(self, ctx: Ctx, project: Proj, task_id: FromPath[str]) -> dict[str, Any]:
         return await tasks.get_task(ctx, project, task_id)
 
     @post("/{task_id:str}/claim", status_code=200, summary="Claim a task for this session")
@@ -89,7 +89,7 @@ class TaskController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        task_id: str,
+        task_id: FromPath[str],
         data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await tasks.claim_task(ctx, project, task_id, session_token(request, data))
@@ -100,7 +100,7 @@ class TaskController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        task_id: str,
+        task_id: FromPath[str],
         data: JSONBody[TaskStatusBody | None] = None,
     ) -> dict[str, Any]:
         body = data or TaskStatusBody()
@@ -119,7 +119,7 @@ class TaskController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        task_id: str,
+        task_id: FromPath[str],
         data: JSONBody[NoteBody | None] = None,
     ) -> dict[str, Any]:
         body = data or NoteBody()
