@@ -15,6 +15,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy import delete, select
 from sqlmodel import col
 
+from agentlanes import coordination_jobs
 from agentlanes.clock import utcnow
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import expire_overdue
@@ -94,5 +95,7 @@ def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
     scheduler.add_job(
         run_catch_up, "interval", args=[ctx], seconds=ctx.settings.hub_catch_up_seconds, **common
     )
+    coordination_jobs.schedule_lease_expiry(scheduler, ctx)
+    coordination_jobs.schedule_consensus_expiry(scheduler, ctx)
     scheduler.start()
     return scheduler
