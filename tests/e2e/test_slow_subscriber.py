@@ -84,18 +84,25 @@ def test_a_client_that_stops_reading_is_closed_with_4008_and_others_keep_up(
             assert slow.close_code == 4008, slow.close_code
             return offsets, slow.close_reason or ""
 
+        async def read(ws: Any, count: int) -> list[int]:
+            return [(await _recv(ws, 60))["offset"] for _ in range(count)]
+
         async def publish(http: httpx.AsyncClient) -> int:
             for _ in range(CHECKINS):
                 assert (await http.post("/api/v1/checkin", json=big)).status_code == 201
             return int((await http.get("/api/v1/events/log?limit=1")).json()["last_offset"])
 
         async with httpx.AsyncClient(base_url=server.url, headers=h, timeout=30) as http:
+            # The fast subscriber reads all along: a check-in, then a check-in that
+            # supersedes the previous one (two events) for each of the others.
+            expected = 2 * CHECKINS - 1
+            fast_reader = asyncio.create_task(read(fast, expected))
             (offsets, reason), last = await asyncio.gather(
                 stalled_then_drained(http), publish(http)
             )
         # The fast subscriber got every event while the other one was stuck.
-        got = [(await _recv(fast))["offset"] for _ in range(last)]
-        assert got == list(range(1, last + 1))
+        assert last == expected
+        assert await asyncio.wait_for(fast_reader, 60) == list(range(1, last + 1))
         match = re.fullmatch(r"too slow: resume with since=(\d+)", reason)
         assert match, reason
         resume = int(match.group(1))
