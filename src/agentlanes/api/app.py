@@ -13,6 +13,7 @@ from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 
 from agentlanes import __version__
 from agentlanes.api import dashboard, ops
+from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
     return Litestar(
         route_handlers=[
             ProjectController,
+            CurrentProjectController,
             SessionController,
             EventController,
             events_socket,

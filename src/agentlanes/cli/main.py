@@ -21,6 +21,11 @@ from agentlanes.cli.errors import CommandError
 COMMAND_MODULES = (
     "agentlanes.cli.serve",
     "agentlanes.cli.project",
+    "agentlanes.cli.session",
+    "agentlanes.cli.watch",
+    "agentlanes.cli.hook",
+    "agentlanes.cli.guard",
+    "agentlanes.cli.mcp",
 )
 
 
@@ -42,6 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = args.func(args)
     except CommandError as exc:
+        if getattr(args, "json", False):
+            import json
+
+            body = exc.payload or {"error": {"code": "CLI_ERROR", "message": str(exc)}}
+            print(json.dumps({**body, "exit_code": exc.exit_code}))
         print(f"agentlanes: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

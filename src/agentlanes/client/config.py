@@ -1,0 +1,175 @@
+"""Where the agent side finds its server, key and session token (stdlib only).
+
+Order of precedence, first found wins:
+
+- server URL: ``AGENTLANES_URL``, then ``url`` in ``.agentlanes.toml`` at the repository
+  root, then ``http://127.0.0.1:8787``;
+- API key: ``AGENTLANES_API_KEY``, then ``api_key`` in ``.agentlanes.toml``;
+- session token: ``AGENTLANES_SESSION_TOKEN``, then ``<git dir>/agentlanes/session.json``
+  (written by ``lanes checkin``; inside ``.git`` so it is never a tracked file).
+
+The git hook and the editor guard import this module on every commit or edit, so it
+imports nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_URL = "http://127.0.0.1:8787"
+CONFIG_FILE = ".agentlanes.toml"
+SESSION_FILE = "session.json"
+
+
+class ConfigError(Exception):
+    """The local configuration cannot be read (bad TOML, wrong type of a value)."""
+
+
+def find_repo_root(start: Path | None = None) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git`` (a dir or a worktree file)."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def git_dir(root: Path) -> Path:
+    """The git directory of a work tree: ``.git`` itself, or where a ``.git`` file points.
+
+    Linked worktrees get their own git dir, so each worktree (each agent) keeps its own
+    session.
+    """
+    dot_git = root / ".git"
+    if dot_git.is_file():
+        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            target = Path(text.partition(":")[2].strip())
+            return target if target.is_absolute() else (root / target).resolve()
+    return dot_git
+
+
+@dataclass
+class LocalConfig:
+    """Everything the agent side needs to talk to the server from this directory."""
+
+    url: str = DEFAULT_URL
+    api_key: str | None = None
+    root: Path | None = None
+    fail_closed: bool = False
+    agent_name: str | None = None
+    timeout: float = 5.0
+    source: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def session_file(self) -> Path | None:
+        """``<git dir>/agentlanes/session.json``, or None outside a git repository."""
+        if self.root is None:
+            return None
+        return git_dir(self.root) / "agentlanes" / SESSION_FILE
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _typed(data: dict[str, Any], key: str, kind: type, path: Path) -> Any:
+    value = data.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise ConfigError(f"{path}: {key} must be a {kind.__name__}")
+    return value
+
+
+def load_config(start: Path | None = None, env: dict[str, str] | None = None) -> LocalConfig:
+    """Read the server URL, key and options for the repository around ``start``."""
+    env = dict(os.environ) if env is None else env
+    root = find_repo_root(start)
+    cfg = LocalConfig(root=root)
+    file_values: dict[str, Any] = {}
+    if root is not None and (root / CONFIG_FILE).is_file():
+        path = root / CONFIG_FILE
+        data = _read_toml(path)
+        file_values = {
+            "url": _typed(data, "url", str, path),
+            "api_key": _typed(data, "api_key", str, path),
+            "fail_closed": _typed(data, "fail_closed", bool, path),
+            "agent_name": _typed(data, "agent_name", str, path),
+            "timeout": _typed(data, "timeout", (int, float), path),  # type: ignore[arg-type]
+        }
+    for key, env_key in (
+        ("url", "AGENTLANES_URL"),
+        ("api_key", "AGENTLANES_API_KEY"),
+        ("agent_name", "AGENTLANES_AGENT_NAME"),
+    ):
+        if env.get(env_key):
+            setattr(cfg, key, env[env_key].strip())
+            cfg.source[key] = env_key
+        elif file_values.get(key) is not None:
+            setattr(cfg, key, file_values[key])
+            cfg.source[key] = CONFIG_FILE
+    if file_values.get("fail_closed") is not None:
+        cfg.fail_closed = bool(file_values["fail_closed"])
+    if env.get("AGENTLANES_FAIL_CLOSED"):
+        cfg.fail_closed = env["AGENTLANES_FAIL_CLOSED"].strip().lower() in ("1", "true", "yes")
+    if file_values.get("timeout") is not None:
+        cfg.timeout = float(file_values["timeout"])
+    cfg.url = cfg.url.rstrip("/")
+    return cfg
+
+
+# -- the local session ---------------------------------------------------------------------
+
+
+def read_session(cfg: LocalConfig, env: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The local session: ``AGENTLANES_SESSION_TOKEN``, else the saved session file.
+
+    Returns a dict with at least ``session_token`` (the file adds ``session_id``,
+    ``agent_name`` and the heartbeat settings), or None when there is none.
+    """
+    env = dict(os.environ) if env is None else env
+    token = env.get("AGENTLANES_SESSION_TOKEN", "").strip()
+    if token:
+        return {"session_token": token, "source": "AGENTLANES_SESSION_TOKEN"}
+    path = cfg.session_file
+    if path is None or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("session_token"), str):
+        return None
+    data["source"] = str(path)
+    return data
+
+
+def save_session(cfg: LocalConfig, session: dict[str, Any]) -> Path | None:
+    """Keep a session under ``<git dir>/agentlanes/`` (mode 0600); None outside a repo."""
+    path = cfg.session_file
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(session, fh, indent=2)
+    os.replace(tmp, path)
+    return path
+
+
+def forget_session(cfg: LocalConfig) -> None:
+    """Remove the saved session (after checkout, or when the server says it has ended)."""
+    path = cfg.session_file
+    if path is not None:
+        path.unlink(missing_ok=True)

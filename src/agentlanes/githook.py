@@ -1,0 +1,158 @@
+"""The git pre-commit check: staged paths against the other live sessions.
+
+Run by the hook that ``lanes hook install`` writes (``python -m agentlanes.githook``) and
+by ``lanes hook run`` (the pre-commit framework). It imports only the standard library
+and the lean parts of ``agentlanes.client`` so that it stays fast on every commit.
+
+- ``AGENTLANES_SKIP=1`` (or ``git commit --no-verify``) skips it.
+- Quiet when nothing collides. Otherwise one line per conflict (path, agent, their
+  pattern); in ``warn`` mode the commit goes through, in ``block`` mode it is refused.
+- Warns when the committer has no active session.
+- Server unreachable: warns and allows, unless ``fail_closed = true`` in
+  ``.agentlanes.toml`` (or ``AGENTLANES_FAIL_CLOSED=1``).
+
+Exit status: 0 commit allowed, 1 commit refused.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentlanes.client.config import ConfigError, load_config, read_session
+from agentlanes.client.lean import LeanApiError, LeanUnreachable, call
+from agentlanes.client.report import capped, conflict_lines
+
+ALLOW = 0
+REFUSE = 1
+# Staged paths sent per request: well under the server's max_paths default (10,000).
+CHUNK = 5000
+SHOWN_LINES = 20
+HOW_PAST = "to commit anyway: AGENTLANES_SKIP=1 git commit ... (or git commit --no-verify)"
+
+
+def staged_paths(cwd: Path | None = None) -> list[str]:
+    """Every path the commit touches: added, modified, deleted, and both sides of renames.
+
+    ``--no-renames`` reports a rename as a deletion of the old path and an addition of the
+    new one, so both sides are checked.
+    """
+    out = subprocess.run(
+        ["git", "diff", "--cached", "--name-only", "-z", "--no-renames"],
+        cwd=cwd,
+        capture_output=True,
+        check=True,
+    ).stdout
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def check(
+    paths: Sequence[str] | None = None,
+    cwd: Path | None = None,
+    out: TextIO | None = None,
+    env: dict[str, str] | None = None,
+) -> int:
+    """Check the staged paths (or ``paths``); print what a committer needs; 0 or 1."""
+    out = out or sys.stderr
+    env = dict(os.environ) if env is None else env
+
+    def say(line: str) -> None:
+        print(f"agentlanes: {line}", file=out)
+
+    if env.get("AGENTLANES_SKIP", "").strip().lower() in ("1", "true", "yes"):
+        return ALLOW
+    try:
+        cfg = load_config(cwd, env)
+    except ConfigError as exc:
+        say(f"{exc}; commit not checked")
+        return ALLOW
+    if not cfg.api_key:
+        say("no API key (AGENTLANES_API_KEY or .agentlanes.toml); commit not checked")
+        return ALLOW
+    try:
+        todo = list(paths) if paths is not None else staged_paths(cwd or cfg.root)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        say(f"cannot list the staged paths ({exc}); commit not checked")
+        return ALLOW
+    if not todo:
+        return ALLOW
+
+    session = read_session(cfg, env)
+    token = session["session_token"] if session else None
+    try:
+        if token and not _session_is_active(cfg, token, say):
+            token = None
+        elif not token:
+            say("you have no active session (run `lanes checkin`); others cannot see you")
+        mode = call(cfg, "GET", "/api/v1/project").get("conflict_mode", "warn")
+        conflicts: list[dict[str, Any]] = []
+        for start in range(0, len(todo), CHUNK):
+            body = {"paths": todo[start : start + CHUNK]}
+            conflicts.extend(call(cfg, "POST", "/api/v1/conflicts/check", body, token)["conflicts"])
+    except LeanUnreachable as exc:
+        if cfg.fail_closed:
+            say(f"server unreachable at {cfg.url} ({exc}); commit refused (fail_closed)")
+            say(HOW_PAST)
+            return REFUSE
+        say(f"server unreachable at {cfg.url} ({exc}); commit not checked")
+        return ALLOW
+    except LeanApiError as exc:
+        if cfg.fail_closed:
+            say(f"the server refused the check ({exc}); commit refused (fail_closed)")
+            say(HOW_PAST)
+            return REFUSE
+        say(f"the server refused the check ({exc}); commit not checked")
+        return ALLOW
+
+    if not conflicts:
+        return ALLOW
+    for line in capped(conflict_lines(_merge(conflicts)), SHOWN_LINES):
+        say(line)
+    if mode == "block":
+        say("commit refused: the project is in block mode and others hold these paths")
+        say(HOW_PAST)
+        return REFUSE
+    say("commit allowed (warn mode); tell the agents above, or narrow your change")
+    return ALLOW
+
+
+def _session_is_active(cfg: Any, token: str, say: Any) -> bool:
+    """Heartbeat the committer's session (a commit is a sign of life); False if it is gone."""
+    try:
+        call(cfg, "POST", "/api/v1/heartbeat", {}, token)
+    except LeanApiError as exc:
+        if exc.status in (404, 410):
+            say(
+                "your saved session is no longer active (run `lanes checkin`); "
+                "others cannot see you"
+            )
+            return False
+        raise
+    return True
+
+
+def _merge(conflicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Several chunks may each report the same session: show it once per overlap."""
+    by_session: dict[str, dict[str, Any]] = {}
+    for conflict in conflicts:
+        sid = conflict.get("session_id", "")
+        if sid in by_session:
+            by_session[sid]["overlapping_files"].extend(conflict.get("overlapping_files") or [])
+        else:
+            by_session[sid] = {
+                **conflict,
+                "overlapping_files": list(conflict.get("overlapping_files") or []),
+            }
+    return list(by_session.values())
+
+
+def main() -> int:
+    return check()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
