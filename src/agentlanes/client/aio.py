@@ -136,6 +136,7 @@ class AsyncClient(ClientBase):
 
         resume = Resume(since)
         failures = 0
+        connected = False
         while True:
             try:
                 async with connect(
@@ -144,6 +145,7 @@ class AsyncClient(ClientBase):
                     open_timeout=self.timeout,
                 ) as ws:
                     failures = 0
+                    connected = True
                     if attach:
                         if not self.session_token:
                             raise NoSession("no session token to attach: check in first")
@@ -164,6 +166,6 @@ class AsyncClient(ClientBase):
                     raise StreamClosed(code, exc.rcvd.reason if exc.rcvd else "") from None
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 failures += 1
-                if max_failures is not None and failures >= max_failures:
+                if not connected or (max_failures is not None and failures >= max_failures):
                     raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
             await asyncio.sleep(backoff(failures))

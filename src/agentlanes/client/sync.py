@@ -136,7 +136,8 @@ class Client(ClientBase):
         Without ``since`` the first frame is a ``presence.snapshot``; after a reconnect the
         server replays what was missed (``replay.complete`` ends the replay). ``attach``
         ties the session's liveness to the socket. ``max_failures`` consecutive failed
-        connects raise Unreachable (None: keep trying). ``idle_timeout`` ends the iterator
+        connects raise Unreachable (None: keep trying); a server that cannot be
+        reached at the very first connect raises Unreachable at once. ``idle_timeout`` ends the iterator
         after that many seconds without a frame.
         """
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
@@ -144,6 +145,7 @@ class Client(ClientBase):
 
         resume = Resume(since)
         failures = 0
+        connected = False
         while True:
             try:
                 with connect(
@@ -152,6 +154,7 @@ class Client(ClientBase):
                     open_timeout=self.timeout,
                 ) as ws:
                     failures = 0
+                    connected = True
                     if attach:
                         ws.send(json.dumps({"type": "attach", "session_token": self._token()}))
                     while True:
@@ -168,7 +171,7 @@ class Client(ClientBase):
                     raise StreamClosed(code, exc.rcvd.reason if exc.rcvd else "") from None
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 failures += 1
-                if max_failures is not None and failures >= max_failures:
+                if not connected or (max_failures is not None and failures >= max_failures):
                     raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
             time.sleep(backoff(failures))
 
