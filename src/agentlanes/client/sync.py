@@ -137,8 +137,8 @@ class Client(ClientBase):
         server replays what was missed (``replay.complete`` ends the replay). ``attach``
         ties the session's liveness to the socket. ``max_failures`` consecutive failed
         connects raise Unreachable (None: keep trying); a server that cannot be
-        reached at the very first connect raises Unreachable at once. ``idle_timeout`` ends the iterator
-        after that many seconds without a frame.
+        reached at the very first connect raises Unreachable at once. ``idle_timeout``
+        ends the iterator after that many seconds without a frame.
         """
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
         from websockets.sync.client import connect
