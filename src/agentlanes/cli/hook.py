@@ -54,9 +54,14 @@ def hooks_dir() -> Path:
     return Path(out)
 
 
-def hook_script(python: str) -> str:
-    """The hook: run a chained hook first, then the check with this very interpreter."""
+def hook_script(python: str, package_root: str) -> str:
+    """The hook: run a chained hook first, then the check with this very interpreter.
+
+    ``python -S`` skips ``site`` (and every ``.pth`` file) to start faster; the check needs
+    only the standard library and this package, whose directory goes on PYTHONPATH.
+    """
     py = shlex.quote(python)
+    root = shlex.quote(package_root)
     return f"""#!/bin/sh
 {MARKER}
 # Installed by `lanes hook install`; `lanes hook uninstall` removes it.
@@ -65,8 +70,8 @@ chained="$(dirname "$0")/{CHAINED_NAME}"
 if [ -x "$chained" ]; then
   "$chained" "$@" || exit $?
 fi
-if [ -x {py} ]; then
-  exec {py} -m agentlanes.githook
+if [ -x {py} ] && [ -d {root} ]; then
+  PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -S -m agentlanes.githook
 fi
 echo "agentlanes: {python} is gone; commit not checked (run lanes hook install again)" >&2
 exit 0
@@ -93,7 +98,9 @@ def install(args: argparse.Namespace) -> int:
             )
         hook.rename(chained)
         kept = chained
-    script = hook_script(sys.executable)
+    import agentlanes
+
+    script = hook_script(sys.executable, str(Path(agentlanes.__file__).resolve().parent.parent))
     changed = not (hook.exists() and hook.read_text(encoding="utf-8") == script)
     if changed:
         tmp = hook.with_name(HOOK_NAME + ".agentlanes-tmp")

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,17 +52,20 @@ def git_dir(root: Path) -> Path:
     return dot_git
 
 
-@dataclass
 class LocalConfig:
-    """Everything the agent side needs to talk to the server from this directory."""
+    """Everything the agent side needs to talk to the server from this directory.
 
-    url: str = DEFAULT_URL
-    api_key: str | None = None
-    root: Path | None = None
-    fail_closed: bool = False
-    agent_name: str | None = None
-    timeout: float = 5.0
-    source: dict[str, str] = field(default_factory=dict)
+    A plain class, not a dataclass: ``dataclasses`` costs the hook ~10 ms of imports.
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.url: str = DEFAULT_URL
+        self.api_key: str | None = None
+        self.root = root
+        self.fail_closed = False
+        self.agent_name: str | None = None
+        self.timeout = 5.0
+        self.source: dict[str, str] = {}
 
     @property
     def session_file(self) -> Path | None:
@@ -75,6 +76,8 @@ class LocalConfig:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when there is a file to read
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
