@@ -18,17 +18,17 @@ run: $(STAMP)
 	$(VENV)/bin/agentlanes serve
 
 test: $(STAMP) services browser
-	$(PY) -m ruff check src tests bench
-	$(PY) -m ruff format --check src tests bench
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests bench
-	$(PY) -m ruff format --check src tests bench
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 format: $(STAMP)
-	$(PY) -m ruff check --fix src tests bench
-	$(PY) -m ruff format src tests bench
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 # Start the local PostgreSQL and Redis if they are installed but down (no-op otherwise).
 services:

@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     expiry_check_seconds: float = Field(gt=0)
     attach_refresh_seconds: float = Field(gt=0)
 
+    rate_limit_per_minute: int = Field(ge=0)
     max_body_bytes: int = Field(ge=1024)
     max_pattern_length: int = Field(ge=1)
     max_patterns: int = Field(ge=1)

@@ -149,7 +149,7 @@ def test_project_create_cli_prints_the_key_once(tmp_path: Path, sqlite_url: str)
     assert again.returncode == 1
     assert "exists" in again.stderr and "Traceback" not in again.stderr
     bad = subprocess.run(
-        cmd[:-3] + ["--heartbeat-interval", "0"],
+        [*cmd[:-3], "--heartbeat-interval", "0"],
         env=env,
         cwd=tmp_path,
         capture_output=True,

@@ -17,6 +17,7 @@ from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
+from agentlanes.api.limits import rate_limit
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.sessions import SessionController
 from agentlanes.hub import create_hub
@@ -58,6 +59,9 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         group_path=True,
         scopes={"http"},  # type: ignore[arg-type]
     )
+    middleware = [prometheus.middleware]
+    if settings.rate_limit_per_minute:
+        middleware.append(rate_limit(settings.rate_limit_per_minute))
     return Litestar(
         route_handlers=[
             ProjectController,
@@ -74,7 +78,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
-        middleware=[prometheus.middleware],
+        middleware=middleware,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="agentlanes",
@@ -83,4 +87,6 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
         ),
         debug=False,
+        # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.
+        logging_config=None,
     )

@@ -8,6 +8,7 @@ from litestar import Controller, get, post
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
 from litestar.handlers.base import BaseRouteHandler
+from litestar.params import JSONBody
 
 from agentlanes.api.schemas import ProjectCreate
 from agentlanes.errors import Unauthorized
@@ -37,7 +38,7 @@ class ProjectController(Controller):
     guards = [admin_guard]
 
     @post("/", status_code=201, summary="Create a project (its API key is shown once)")
-    async def create(self, ctx: Ctx, data: ProjectCreate) -> dict[str, Any]:
+    async def create(self, ctx: Ctx, data: JSONBody[ProjectCreate]) -> dict[str, Any]:
         return await projects.create_project(ctx, projects.ProjectInput(**data.model_dump()))
 
     @get("/", summary="List projects")

@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
+from litestar.params import JSONBody
 
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.schemas import (
@@ -31,7 +32,7 @@ class SessionController(Controller):
 
     @post("/checkin", status_code=201, summary="Check in: start a session")
     async def checkin(
-        self, ctx: Ctx, project: Proj, data: CheckinBody | None = None
+        self, ctx: Ctx, project: Proj, data: JSONBody[CheckinBody | None] = None
     ) -> dict[str, Any]:
         body = data or CheckinBody()
         return await sessions.checkin(
@@ -51,7 +52,7 @@ class SessionController(Controller):
         request: Request[Any, Any, Any],
         ctx: Ctx,
         project: Proj,
-        data: EmptyBody | None = None,
+        data: JSONBody[EmptyBody | None] = None,
     ) -> dict[str, Any]:
         return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
 
@@ -61,7 +62,7 @@ class SessionController(Controller):
         request: Request[Any, Any, Any],
         ctx: Ctx,
         project: Proj,
-        data: StatusBody | None = None,
+        data: JSONBody[StatusBody | None] = None,
     ) -> dict[str, Any]:
         body = data or StatusBody()
         return await sessions.update_status(
@@ -82,7 +83,7 @@ class SessionController(Controller):
         request: Request[Any, Any, Any],
         ctx: Ctx,
         project: Proj,
-        data: CheckoutBody | None = None,
+        data: JSONBody[CheckoutBody | None] = None,
     ) -> dict[str, Any]:
         body = data or CheckoutBody()
         return await sessions.checkout(
@@ -104,7 +105,7 @@ class SessionController(Controller):
         request: Request[Any, Any, Any],
         ctx: Ctx,
         project: Proj,
-        data: ConflictCheckBody | None = None,
+        data: JSONBody[ConflictCheckBody | None] = None,
     ) -> dict[str, Any]:
         body = data or ConflictCheckBody()
         return await presence_service.check_conflicts(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,6 +20,10 @@ def run(args: argparse.Namespace) -> int:
     from agentlanes.settings import get_settings
 
     settings = get_settings()
+    level = settings.log_level.upper()
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # APScheduler reports every run of the one-second expiry job at INFO.
+    logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.getLevelName(level)))
     if args.host:
         settings.host = args.host
     if args.port:

@@ -27,12 +27,12 @@ class ProjectTx:
 
     async def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
         """Write an event row with the project's next offset, in this transaction."""
-        result = await self.session.execute(
+        result = await self.session.exec(
             text(
                 "UPDATE projects SET last_offset = last_offset + 1 WHERE id = :id "
                 "RETURNING last_offset"
             ),
-            {"id": self.project_id},
+            params={"id": self.project_id},
         )
         offset = int(result.scalar_one())
         now = utcnow()

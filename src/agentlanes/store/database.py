@@ -118,8 +118,8 @@ class Database:
         """Take the project's row lock for the rest of the transaction."""
         if self.is_sqlite:
             # BEGIN IMMEDIATE already holds the database's write lock; make sure it began.
-            await session.execute(text("SELECT 1"))
+            await session.exec(text("SELECT 1"))
             return
-        await session.execute(
-            text("SELECT id FROM projects WHERE id = :id FOR UPDATE"), {"id": project_id}
+        await session.exec(
+            text("SELECT id FROM projects WHERE id = :id FOR UPDATE"), params={"id": project_id}
         )

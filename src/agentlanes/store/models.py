@@ -1,4 +1,4 @@
-"""SQLModel tables. Times are aware UTC (SQLModel's UTCDateTime). Secrets are stored as SHA-256 hashes only."""
+"""SQLModel tables. Times are aware UTC (SQLModel's UTCDateTime); secrets only as hashes."""
 
 from __future__ import annotations
 
