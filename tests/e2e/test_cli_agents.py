@@ -74,6 +74,8 @@ def test_status_check_and_checkout(two_agents: tuple[Path, Path, dict, dict]) ->
     changed = lanes_json(repo_b, env_b, "status", "--files", "src/**", "--text", "refactoring")
     assert changed["status_text"] == "refactoring"
     assert [c["agent_name"] for c in changed["conflicts"]] == ["alice"]
+    saved = json.loads((repo_b / ".git" / "agentlanes" / "session.json").read_text())
+    assert saved["declared_files"] == ["src/**"]  # the guard reads the scope from here
 
     # `check` takes paths relative to where you stand, and leaves your own session out.
     (repo_b / "src" / "api").mkdir(parents=True)

@@ -46,6 +46,11 @@ def test_sync_client_covers_the_session_endpoints(agent_server: Any) -> None:
             bob.heartbeat()
         assert ended.value.status == 410 and ended.value.extra["status"] == "checked_out"
         log = bob.event_log(since=0)
+        # The generic escape hatch: any route, plain JSON, errors still typed.
+        assert bob.request("GET", "/api/v1/project")["conflict_mode"] == "block"
+        with pytest.raises(ApiError) as missing:
+            bob.request("GET", "/api/v1/nope")
+        assert missing.value.status == 404
         kinds = [e.type for e in log.events]
         assert kinds[0] == "agent.checkin" and kinds[-1] == "agent.checkout"
 

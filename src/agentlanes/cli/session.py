@@ -297,6 +297,16 @@ def status(args: argparse.Namespace) -> int:
                 declared_area=args.area, declared_files=args.files, status_text=args.text
             )
             data = result.raw()
+            if session.get("session_id") == result.session_id:
+                # The guard reads the declared files from here: keep them current.
+                from agentlanes.client.config import save_session
+
+                source = session.pop("source", None)
+                session.update(
+                    declared_area=result.declared_area, declared_files=result.declared_files
+                )
+                if source and source != "AGENTLANES_SESSION_TOKEN":
+                    save_session(cfg, session)
         else:
             # Showing is not a heartbeat: read presence and find this session in it.
             presence = client.presence()

@@ -62,6 +62,27 @@ class AsyncClient(ClientBase):
             raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
         return self._result(call, response.status_code, response.text)
 
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        *,
+        with_token: bool = True,
+    ) -> Any:
+        """Any endpoint under the server's base URL, as plain JSON (for routes this client
+        has no typed method for yet). Sends the session token when there is one."""
+        call: Call[Any] = Call(
+            method.upper(),
+            path,
+            lambda data: data,
+            body,
+            params or {},
+            token="optional" if with_token else "none",
+        )
+        return await self.run(call)
+
     # -- sessions --------------------------------------------------------------------------
     async def checkin(
         self,
