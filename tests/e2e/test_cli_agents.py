@@ -153,16 +153,24 @@ def test_config_file_at_the_repo_root_is_read(agent_server: ServerProcess, tmp_p
 def test_keepalive_background_heartbeats_until_checkout(
     agent_server: ServerProcess, tmp_path: Path
 ) -> None:
-    key = new_project(agent_server.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=3)[
+    ttl = 5
+    key = new_project(agent_server.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=ttl)[
         "api_key"
     ]
     env = isolated_env(tmp_path / "home", agent_server.url, key)
     repo = make_repo(tmp_path / "repo", env)
     lanes_json(repo, env, "checkin", "--agent", "alice", "--files", "src/**")
+    first = _presence(agent_server.url, key)[0]["last_heartbeat_at"]
     started = lanes_json(repo, env, "keepalive", "--background")
     pid = started["pid"]
-    time.sleep(4.5)  # longer than the TTL: only the heartbeats keep the session
-    assert [s["agent_name"] for s in lanes_json(repo, env, "presence")["sessions"]] == ["alice"]
+    # Heartbeats arrive on their own ...
+    deadline = time.monotonic() + 20
+    while _presence(agent_server.url, key)[0]["last_heartbeat_at"] == first:
+        assert time.monotonic() < deadline, (repo / ".git/agentlanes/keepalive.log").read_text()
+        time.sleep(0.2)
+    # ... and keep the session past its TTL.
+    time.sleep(ttl + 1)
+    assert [s["agent_name"] for s in _presence(agent_server.url, key)] == ["alice"]
     out = lanes_json(repo, env, "checkout", "--summary", "done")
     assert out["keepalive_stopped"] == pid
     deadline = time.monotonic() + 5
@@ -178,7 +186,8 @@ def test_keepalive_background_heartbeats_until_checkout(
 def test_keepalive_socket_holds_the_session_while_it_runs(
     agent_server: ServerProcess, tmp_path: Path
 ) -> None:
-    key = new_project(agent_server.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=2)[
+    ttl = 6
+    key = new_project(agent_server.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=ttl)[
         "api_key"
     ]
     env = isolated_env(tmp_path / "home", agent_server.url, key)
@@ -199,19 +208,22 @@ def test_keepalive_socket_holds_the_session_while_it_runs(
         assert holder.stdout is not None
         attached = json.loads(holder.stdout.readline())
         assert attached["type"] == "attached"
-        time.sleep(3.5)
+        time.sleep(ttl + 1.5)  # no heartbeat is sent: only the open socket keeps it
         names = [s["agent_name"] for s in lanes_json(repo, env, "presence")["sessions"]]
         assert names == ["alice"]
     finally:
         holder.terminate()
         holder.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{agent_server.url}/api/v1/presence", headers={"X-API-Key": key})
-        if not r.json()["sessions"]:
-            break
+    deadline = time.monotonic() + 15
+    while _presence(agent_server.url, key) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert r.json()["sessions"] == []  # the TTL ran once the socket closed
+    assert _presence(agent_server.url, key) == []  # the TTL ran once the socket closed
+
+
+def _presence(url: str, key: str) -> list[dict]:
+    r = httpx.get(f"{url}/api/v1/presence", headers={"X-API-Key": key}, timeout=10)
+    assert r.status_code == 200, r.text
+    return r.json()["sessions"]  # type: ignore[no-any-return]
 
 
 def test_watch_prints_events_readably_and_as_json_lines(
