@@ -144,6 +144,7 @@ def main() -> int:
         hooked: list[float] = []
         check: list[float] = []
         trip: list[float] = []
+        floor: list[float] = []
         from agentlanes.client.config import load_config, read_session
         from agentlanes.client.lean import call_many
 
@@ -182,6 +183,9 @@ def main() -> int:
             elapsed = run([PY, "-S", "-m", "agentlanes.githook"], repo, check_env)
             if i:
                 check.append(elapsed)
+            elapsed = run([PY, "-S", "-c", "pass"], repo, check_env)
+            if i:
+                floor.append(elapsed)
             start = time.perf_counter()
             call_many(cfg, requests)
             if i:
@@ -211,6 +215,7 @@ def main() -> int:
     print(row("`git commit --no-verify` (baseline)", bare))
     print(row("`git commit` with the agentlanes hook", hooked))
     print(row("the check alone (`python -S -m agentlanes.githook`)", check))
+    print(row("`python -S -c pass` (interpreter start: the floor)", floor))
     print(row("its three requests alone, from a warm process (server time)", trip))
     added = statistics.median(hooked) - statistics.median(bare)
     print(f"\nthe hook adds {added:.0f} ms (median) to a commit")
