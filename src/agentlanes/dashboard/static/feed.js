@@ -1,0 +1,157 @@
+// The live event feed: one line per event, newest first, each offset shown once.
+
+import { $, clockTime, el } from "./dom.js";
+
+const MAX_ITEMS = 200;
+
+function names(list) {
+  return (list || []).map((c) => c.agent_name).filter(Boolean).join(", ");
+}
+
+function who(data) {
+  return data.agent_name || (data.session && data.session.agent_name) || "someone";
+}
+
+/** One line of text for a person, per event type. */
+export function describe(frame) {
+  const d = frame.data || {};
+  const task = d.task || {};
+  const lease = d.lease || {};
+  const vote = d.consensus || {};
+  switch (frame.type) {
+    case "agent.checkin": {
+      const s = d.session || {};
+      const files = (s.declared_files || []).join(" ");
+      const scope = [s.declared_area, files].filter(Boolean).join(" · ");
+      return `${s.agent_name} checked in${scope ? ` — ${scope}` : ""}`;
+    }
+    case "agent.status": {
+      const s = d.session || {};
+      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}`;
+    }
+    case "agent.conflict": {
+      const first = (d.conflicts || [])[0];
+      const file = first && first.overlapping_files && first.overlapping_files[0];
+      const where = file ? ` at ${file.example}` : first && first.overlapping_area ? " (same area)" : "";
+      const verb = d.blocked ? "was blocked: overlaps" : "overlaps";
+      return `${d.agent_name} ${verb} ${names(d.conflicts)}${where}`;
+    }
+    case "agent.checkout":
+      return d.status === "superseded"
+        ? `${d.agent_name} was superseded by a new check-in`
+        : `${d.agent_name} checked out (${d.outcome_status || "completed"})`;
+    case "agent.timeout":
+      return `${d.agent_name} timed out (no heartbeat)`;
+    case "task.created":
+      return `task “${task.title}” created${d.agent_name ? ` by ${d.agent_name}` : ""}`;
+    case "task.claimed":
+      return `${who(d)} claimed “${task.title}”`;
+    case "task.status":
+      return `“${task.title}” ${d.from || "?"} → ${d.to || task.status}`;
+    case "task.stale":
+      return `“${task.title}” is stale (its agent left)`;
+    case "task.released":
+      return `“${task.title}” released${d.reason ? ` (${d.reason})` : ""}`;
+    case "task.note":
+      return `${who(d)} noted on a task`;
+    case "lease.acquired":
+      return `${lease.agent_name} took lease ${lease.resource}`;
+    case "lease.renewed":
+      return `${lease.agent_name} renewed ${lease.resource}`;
+    case "lease.released":
+      return `lease ${lease.resource} released`;
+    case "lease.expired":
+      return `lease ${lease.resource} expired`;
+    case "consensus.created":
+      return `${vote.requester} asks: ${vote.action}${vote.subject ? ` ${vote.subject}` : ""}`;
+    case "consensus.vote": {
+      const tally = d.consensus || d;
+      const subject = vote.action ? ` on “${vote.action}”` : "";
+      return `${d.agent_name || "an agent"} voted ${d.vote || ""}${subject} (${tally.approvals ?? 0} for, ${tally.rejections ?? 0} against)`;
+    }
+    case "checkpoint.created":
+      return `checkpoint “${(d.checkpoint || {}).name || "?"}” created`;
+    case "checkpoint.resolved":
+      return `checkpoint “${(d.checkpoint || {}).name || "?"}” ${(d.checkpoint || {}).status || "resolved"}`;
+    case "consensus.approved":
+    case "consensus.rejected":
+    case "consensus.expired":
+      return `“${vote.action}” ${frame.type.split(".")[1]}`;
+    case "message.created": {
+      const m = d.message || {};
+      return `${m.sender || m.from || "?"} → ${m.recipient || m.to || "?"}: ${m.type || "message"}`;
+    }
+    default:
+      return frame.type;
+  }
+}
+
+export class Feed {
+  constructor() {
+    this.list = $("#feed");
+    this.filter = $("#feed-filter");
+    this.seen = new Set();
+    this.filter.addEventListener("change", () => this.applyFilter());
+  }
+
+  /** Add an event in offset order (history may arrive after live ones). */
+  add(frame, { history = false } = {}) {
+    if (this.seen.has(frame.offset)) return;
+    this.seen.add(frame.offset);
+    const kind = frame.type.split(".")[0];
+    const item = el(
+      "li",
+      {
+        class: `ev ev-${kind}${history ? " history" : ""}`,
+        "data-offset": frame.offset,
+        "data-type": frame.type,
+      },
+      el("time", { datetime: frame.ts, text: clockTime(frame.ts) }),
+      el("span", { class: "type", text: frame.type }),
+      el("span", { class: "text", text: describe(frame) }),
+    );
+    item.hidden = !this.matches(frame.type);
+    let before = null;
+    for (const other of this.list.children) {
+      const offset = Number(other.dataset.offset);
+      if (!Number.isNaN(offset) && offset < frame.offset) {
+        before = other;
+        break;
+      }
+    }
+    this.list.insertBefore(item, before);
+    this.trim();
+  }
+
+  /** A line that is not an event: lost connection, history gap. */
+  note(text) {
+    const now = new Date().toISOString();
+    const item = el(
+      "li",
+      { class: "ev note", "data-note": "" },
+      el("time", { datetime: now, text: clockTime(now) }),
+      el("span", { class: "text", text }),
+    );
+    this.list.prepend(item);
+    this.trim();
+  }
+
+  trim() {
+    while (this.list.children.length > MAX_ITEMS) {
+      const last = this.list.lastElementChild;
+      if (last.dataset.offset) this.seen.delete(Number(last.dataset.offset));
+      last.remove();
+    }
+  }
+
+  matches(type) {
+    const prefix = this.filter.value;
+    return !prefix || type.startsWith(prefix);
+  }
+
+  applyFilter() {
+    for (const item of this.list.children) {
+      if (item.dataset.type) item.hidden = !this.matches(item.dataset.type);
+    }
+  }
+}

@@ -1,0 +1,262 @@
+"""The live dashboard in real headless Chromium against a real server process."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import PHONE, Board
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
+expect: Any
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (or fails) with the reason
+    expect = None
+
+# Set AGENTLANES_TEST_SCREENSHOTS=docs to refresh docs/dashboard.png from a real run.
+SCREENSHOTS = os.environ.get("AGENTLANES_TEST_SCREENSHOTS")
+WITHIN_A_SECOND = 1000
+
+
+def _screenshot(board: Board, tmp_path: Path, name: str, docs: bool = False) -> None:
+    """Keep a picture of the page with the test's files (and in the docs when asked)."""
+    board.page.screenshot(path=str(tmp_path / name), full_page=True)
+    if SCREENSHOTS and docs:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        board.page.screenshot(path=str(Path(SCREENSHOTS) / name), full_page=True)
+
+
+def test_checkin_conflict_and_checkout_show_within_a_second(
+    open_board: Any, tmp_path: Path
+) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    expect(page.locator("#agents-empty")).to_be_visible()
+
+    alice = board.checkin("alice", ["src/api/**"], area="api")
+    expect(board.card("alice")).to_be_visible(timeout=WITHIN_A_SECOND)
+    expect(board.card("alice")).to_contain_text("src/api/**")
+    expect(board.card("alice").locator(".area")).to_have_text("api")
+    expect(board.card("alice").locator(".beat")).to_contain_text("heartbeat")
+
+    board.checkin("bob", ["src/**/*.ts", "docs/*.md"])
+    pair = page.locator("#conflicts li.pair")
+    expect(pair).to_have_count(1, timeout=WITHIN_A_SECOND)
+    expect(pair).to_contain_text("bob")
+    expect(pair).to_contain_text("alice")
+    example = pair.locator(".example").inner_text()
+    assert example.startswith("src/api/") and example.endswith(".ts"), example
+    expect(board.card("alice").locator(".flag")).to_have_text("conflict")
+    expect(board.card("bob").locator(".flag")).to_have_text("conflict")
+
+    carol = board.checkin("carol", ["web/**"], area="ui")
+    r = board.call(
+        "POST",
+        "/api/v1/status",
+        token=carol["session_token"],
+        json={"status_text": "styling the settings page"},
+    )
+    assert r.status_code == 200, r.text
+    expect(board.card("carol").locator(".status-text")).to_have_text(
+        "styling the settings page", timeout=WITHIN_A_SECOND
+    )
+    expect(board.card("carol").locator(".flag")).to_have_count(0)
+    expect(page.locator("#agents-count")).to_have_text("3")
+    page.wait_for_timeout(1200)  # let the heartbeat ages tick once for the picture
+    _screenshot(board, tmp_path, "dashboard.png", docs=True)
+
+    board.checkout(alice)
+    expect(board.card("alice")).to_have_attribute("data-state", "leaving", timeout=WITHIN_A_SECOND)
+    expect(page.locator('#feed li[data-type="agent.checkout"]')).to_contain_text(
+        "alice checked out"
+    )
+    expect(pair).to_have_count(0, timeout=WITHIN_A_SECOND)
+    expect(board.card("alice")).to_have_count(0, timeout=3000)
+    expect(page.locator("#agents-count")).to_have_text("2")
+
+    types = page.locator("#feed li[data-type]").evaluate_all(
+        "items => items.map(i => i.dataset.type).reverse()"
+    )
+    assert types == [
+        "agent.checkin",
+        "agent.checkin",
+        "agent.conflict",
+        "agent.checkin",
+        "agent.status",
+        "agent.checkout",
+    ]
+
+
+def test_stale_agent_fades_then_leaves_when_timed_out(open_board: Any) -> None:
+    board = open_board(heartbeat_interval_seconds=1, heartbeat_ttl_seconds=5)
+    board.log_in()
+    quiet = board.checkin("quiet", ["a/**"])
+    busy = board.checkin("busy", ["b/**"])
+    card = board.card("quiet")
+    expect(card).to_have_attribute("data-state", "fresh", timeout=WITHIN_A_SECOND)
+
+    # "busy" heartbeats every second; "quiet" sends nothing and fades, then times out.
+    stale_seen = False
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and card.count():
+        r = board.call("POST", "/api/v1/heartbeat", token=busy["session_token"])
+        assert r.status_code == 200, r.text
+        state = card.get_attribute("data-state") if card.count() else None
+        if state == "stale":
+            stale_seen = True
+            fade = float(card.evaluate("c => getComputedStyle(c).opacity"))
+            assert 0.5 <= fade < 1, fade
+            expect(card.locator(".beat")).to_contain_text("stale")
+        board.page.wait_for_timeout(500)
+    assert stale_seen, "the silent agent never showed as stale"
+    expect(card).to_have_count(0, timeout=3000)
+    expect(board.page.locator('#feed li[data-type="agent.timeout"]')).to_contain_text(
+        "quiet timed out"
+    )
+    # The heartbeating agent stayed fresh all along.
+    expect(board.card("busy")).to_have_attribute("data-state", "fresh")
+    assert quiet["session_id"] != busy["session_id"]
+
+
+def test_server_restart_is_survived_and_missed_events_arrive_once(
+    open_board: Any, shared_server: Any
+) -> None:
+    board = open_board(own_server=True)
+    board.log_in()
+    page = board.page
+    alice = board.checkin("alice", ["src/api/**"])
+    expect(board.card("alice")).to_be_visible(timeout=WITHIN_A_SECOND)
+
+    board.server.stop()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "reconnecting", timeout=5000)
+    expect(page.locator("#conn-text")).to_contain_text("reconnecting")
+    # Meanwhile another process on the same database changes things: the dashboard must
+    # catch up on them from the event log once its own server is back.
+    other = Board(server=shared_server, key=board.key, page=None, errors=[])
+    other.checkin("carol", ["web/**"])
+    other.checkout(alice)
+
+    board.server.start()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=15_000)
+    expect(board.card("carol")).to_be_visible(timeout=WITHIN_A_SECOND)
+    expect(board.card("alice")).to_have_count(0, timeout=3000)
+    expect(page.locator("#feed li.note").first).to_contain_text("caught up")
+
+    board.checkin("dave", ["docs/**"])
+    expect(board.card("dave")).to_be_visible(timeout=WITHIN_A_SECOND)
+    offsets = board.feed_offsets()
+    assert len(offsets) == len(set(offsets)), f"an event was shown twice: {offsets}"
+    assert sorted(offsets) == list(range(1, max(offsets) + 1)), offsets
+    assert offsets == sorted(offsets, reverse=True)
+
+
+def test_key_is_asked_once_and_the_board_works_by_keyboard_on_a_phone(
+    open_board: Any, tmp_path: Path
+) -> None:
+    board = open_board(viewport=PHONE)
+    page = board.page
+    page.goto(board.server.url)
+    expect(page.locator("#api-key")).to_be_focused()
+
+    page.keyboard.type("alk_not-a-real-key")
+    page.keyboard.press("Enter")
+    expect(page.locator("#login-error")).to_contain_text("refused")
+    expect(page.locator("#main")).to_be_hidden()
+
+    page.locator("#api-key").fill(board.key)
+    page.keyboard.press("Tab")
+    expect(page.locator("#login-form button")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+
+    board.checkin("alice", ["src/api/**"], area="api")
+    board.checkin("bob-with-a-rather-long-name", ["src/**/*.ts", "a/very/long/" * 6 + "path/**"])
+    expect(page.locator("#conflicts li.pair")).to_have_count(1, timeout=WITHIN_A_SECOND)
+    width = page.evaluate("document.scrollingElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page scrolls sideways at 390 px ({width} px wide)"
+    _screenshot(board, tmp_path, "dashboard-390.png")
+
+    # The key is kept for this tab: a reload goes straight to the board.
+    page.reload()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+    expect(page.locator("#login")).to_be_hidden()
+    expect(page.locator("#conflicts li.pair")).to_have_count(1)  # recomputed after a snapshot
+
+    # Keyboard: the skip link comes first, the feed filter and the forget button are reachable.
+    page.locator("body").focus()
+    page.keyboard.press("Tab")
+    expect(page.locator("a.skip")).to_be_focused()
+    page.locator("#feed-filter").focus()
+    page.keyboard.press("ArrowDown")  # "agents" (Chromium changes a closed select with arrows)
+    expect(page.locator('#feed li[data-type="agent.checkin"]').first).to_be_visible()
+    page.locator("#feed-filter").select_option("task.")
+    expect(page.locator('#feed li[data-type="agent.checkin"]').first).to_be_hidden()
+    page.locator("#forget").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#login")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('agentlanes.apiKey')") is None
+
+
+def test_coordination_panels_follow_the_server(open_board: Any) -> None:
+    board = open_board(heartbeat_interval_seconds=1, heartbeat_ttl_seconds=6)
+    board.log_in()
+    page = board.page
+    panels = ("#panel-tasks", "#panel-leases", "#panel-votes")
+    if board.call("GET", "/api/v1/tasks").status_code == 404:
+        # A server without the coordination endpoints: the panels say so.
+        for panel in panels:
+            expect(page.locator(panel)).to_have_attribute("data-available", "no")
+            expect(page.locator(f"{panel} .unavailable")).to_have_text(
+                "Not available on this server."
+            )
+        return
+    for panel in panels:
+        expect(page.locator(panel)).to_have_attribute("data-available", "yes")
+        expect(page.locator(f"{panel} .unavailable")).to_be_hidden()
+
+    alice = board.checkin("alice", ["src/api/**"])
+    bob = board.checkin("bob", ["web/**"])
+    eve = board.checkin("eve", ["lib/**"])
+
+    def post(path: str, who: dict[str, Any], body: dict[str, Any] | None = None) -> Any:
+        r = board.call("POST", path, token=who["session_token"], json=body or {})
+        assert r.status_code in (200, 201), r.text
+        return r.json()
+
+    task = post("/api/v1/tasks", alice, {"title": "Write the docs", "paths": ["docs/**"]})
+    expect(page.locator(f'[data-list="ready"] [data-task="{task["task_id"]}"]')).to_contain_text(
+        "Write the docs", timeout=WITHIN_A_SECOND
+    )
+    post(f"/api/v1/tasks/{task['task_id']}/claim", eve)
+    claimed = page.locator(f'[data-list="claimed"] [data-task="{task["task_id"]}"]')
+    expect(claimed).to_contain_text("by eve", timeout=WITHIN_A_SECOND)
+    expect(page.locator(f'[data-list="ready"] [data-task="{task["task_id"]}"]')).to_have_count(0)
+
+    post("/api/v1/leases", alice, {"resource": "deploy:prod"})
+    lease = page.locator('#leases li[data-resource="deploy:prod"]')
+    expect(lease).to_contain_text("alice", timeout=WITHIN_A_SECOND)
+    expect(page.locator("#leases-count")).to_have_text("1")
+
+    vote = post(
+        "/api/v1/consensus", alice, {"action": "merge", "subject": "PR 7", "reason": "tests pass"}
+    )
+    request = page.locator(f'#votes li[data-consensus="{vote["consensus_id"]}"]')
+    expect(request).to_contain_text("merge PR 7", timeout=WITHIN_A_SECOND)
+    expect(request).to_contain_text("0/2 for")
+    post(f"/api/v1/consensus/{vote['consensus_id']}/vote", bob, {"vote": "approve"})
+    expect(request).to_contain_text("1/2 for", timeout=WITHIN_A_SECOND)
+    expect(request).to_contain_text("pending")
+
+    # Everyone goes quiet: eve's claim goes stale and alice's lease ends with her session.
+    stale = page.locator(f'[data-list="stale"] [data-task="{task["task_id"]}"]')
+    expect(stale).to_contain_text("eve", timeout=10_000)
+    expect(claimed).to_have_count(0)
+    expect(lease).to_have_count(0, timeout=3000)
+    expect(page.locator('#feed li[data-type="task.stale"]')).to_have_count(1)
