@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, TextIO
 
 from agentlanes.client.config import ConfigError, load_config, read_session
 from agentlanes.client.lean import LeanApiError, LeanUnreachable, call_many
 from agentlanes.client.report import capped, conflict_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: every import costs the hook
+    from collections.abc import Sequence
+    from typing import Any, TextIO
 
 ALLOW = 0
 REFUSE = 1
@@ -38,7 +40,7 @@ class GitError(Exception):
     """git could not list the staged paths."""
 
 
-def staged_paths(cwd: Path | None = None) -> list[str]:
+def staged_paths(cwd: str | None = None) -> list[str]:
     """Every path the commit touches: added, modified, deleted, and both sides of renames.
 
     ``--no-renames`` reports a rename as a deletion of the old path and an addition of the
@@ -48,7 +50,7 @@ def staged_paths(cwd: Path | None = None) -> list[str]:
     return [p for p in _run_git(argv, cwd).decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _run_git(argv: list[str], cwd: Path | None) -> bytes:
+def _run_git(argv: list[str], cwd: str | None) -> bytes:
     """git's stdout. posix_spawn rather than ``subprocess`` (~25 ms less to import)."""
     if not hasattr(os, "posix_spawnp") or cwd is not None:
         import subprocess
@@ -85,7 +87,7 @@ def _run_git(argv: list[str], cwd: Path | None) -> bytes:
 
 def check(
     paths: Sequence[str] | None = None,
-    cwd: Path | None = None,
+    cwd: str | None = None,
     out: TextIO | None = None,
     env: dict[str, str] | None = None,
 ) -> int:

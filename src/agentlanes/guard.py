@@ -61,9 +61,10 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
     target, base = found
     # The repository of the file itself (an agent may edit in a sibling worktree).
     start = target.parent if target.parent.exists() else base
-    root = find_repo_root(start)
-    if root is None:
+    found_root = find_repo_root(start)
+    if found_root is None:
         return _answer([], allow)
+    root = Path(found_root)
     try:
         rel = target.relative_to(root).as_posix()
     except ValueError:

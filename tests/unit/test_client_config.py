@@ -40,7 +40,7 @@ def test_env_beats_file_beats_default(tmp_path: Path) -> None:
         True,
         2.0,
     )
-    assert cfg.root == root
+    assert cfg.root == str(root)
     env = {"AGENTLANES_URL": "http://env:2", "AGENTLANES_API_KEY": "alk_env"}
     cfg = load_config(root, env=env)
     assert (cfg.url, cfg.api_key) == ("http://env:2", "alk_env")
@@ -64,22 +64,22 @@ def test_session_lives_in_the_git_dir_of_each_worktree(tmp_path: Path) -> None:
     linked.mkdir()
     (main / ".git" / "worktrees" / "linked").mkdir(parents=True)
     (linked / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'linked'}\n")
-    assert find_repo_root(linked) == linked
-    assert git_dir(linked) == main / ".git" / "worktrees" / "linked"
+    assert find_repo_root(linked) == str(linked)
+    assert git_dir(linked) == str(main / ".git" / "worktrees" / "linked")
 
     cfg = load_config(linked, env={})
     assert read_session(cfg, env={}) is None
     path = save_session(cfg, {"session_token": "t" * 64, "session_id": "ses_1"})
-    assert path == main / ".git" / "worktrees" / "linked" / "agentlanes" / "session.json"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path == str(main / ".git" / "worktrees" / "linked" / "agentlanes" / "session.json")
+    assert stat.S_IMODE(Path(path).stat().st_mode) == 0o600
     assert read_session(cfg, env={})["session_id"] == "ses_1"  # type: ignore[index]
     # The environment wins over the file.
     env_session = read_session(cfg, env={"AGENTLANES_SESSION_TOKEN": "e" * 64})
     assert env_session == {"session_token": "e" * 64, "source": "AGENTLANES_SESSION_TOKEN"}
-    path.write_text("{broken")
+    Path(path).write_text("{broken")
     assert read_session(cfg, env={}) is None
     forget_session(cfg)
-    assert not path.exists()
+    assert not Path(path).exists()
 
 
 def test_outside_a_repository_there_is_no_session_file(tmp_path: Path) -> None:

@@ -216,7 +216,7 @@ def _exit_on_sigterm() -> None:
 
 def _pid_file(cfg: Any) -> Path | None:
     session_file = cfg.session_file
-    return None if session_file is None else session_file.parent / PID_FILE
+    return None if session_file is None else Path(session_file).parent / PID_FILE
 
 
 def _start_background(cfg: Any, args: argparse.Namespace) -> int:

@@ -109,7 +109,7 @@ def watch(args: argparse.Namespace) -> int:
     return 0
 
 
-def repo_relative(paths: list[str], root: Path | None) -> list[str]:
+def repo_relative(paths: list[str], root: str | None) -> list[str]:
     """Paths as the server knows them: relative to the repository root, not to here."""
     if root is None:
         return paths
@@ -117,7 +117,7 @@ def repo_relative(paths: list[str], root: Path | None) -> list[str]:
     for raw in paths:
         full = Path(os.path.abspath(raw))
         try:
-            out.append(full.relative_to(root).as_posix())
+            out.append(full.relative_to(Path(root)).as_posix())
         except ValueError:
             raise CommandError(f"{raw}: outside the repository {root}", EXIT_USAGE) from None
     return out

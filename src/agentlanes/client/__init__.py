@@ -12,9 +12,10 @@ editor guard can import ``agentlanes.client.config`` without paying for them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing itself is not imported at run time (the hook's budget)
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentlanes.client.aio import AsyncClient
     from agentlanes.client.errors import (
         ApiError,

@@ -9,15 +9,20 @@ Order of precedence, first found wins:
   (written by ``lanes checkin``; inside ``.git`` so it is never a tracked file).
 
 The git hook and the editor guard import this module on every commit or edit, so it
-imports nothing beyond the standard library.
+imports as little as it can: paths are plain strings (``os.path``, not ``pathlib``) and
+``typing`` is only read by type checkers.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    StrPath = str | os.PathLike[str]
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 CONFIG_FILE = ".agentlanes.toml"
@@ -28,27 +33,31 @@ class ConfigError(Exception):
     """The local configuration cannot be read (bad TOML, wrong type of a value)."""
 
 
-def find_repo_root(start: Path | None = None) -> Path | None:
+def find_repo_root(start: StrPath | None = None) -> str | None:
     """The nearest directory at or above ``start`` holding ``.git`` (a dir or a worktree file)."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+    here = os.path.realpath(os.fspath(start) if start is not None else os.getcwd())
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
-def git_dir(root: Path) -> Path:
+def git_dir(root: StrPath) -> str:
     """The git directory of a work tree: ``.git`` itself, or where a ``.git`` file points.
 
     Linked worktrees get their own git dir, so each worktree (each agent) keeps its own
     session.
     """
-    dot_git = root / ".git"
-    if dot_git.is_file():
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    dot_git = os.path.join(os.fspath(root), ".git")
+    if os.path.isfile(dot_git):
+        with open(dot_git, encoding="utf-8", errors="replace") as fh:
+            text = fh.read().strip()
         if text.startswith("gitdir:"):
-            target = Path(text.partition(":")[2].strip())
-            return target if target.is_absolute() else (root / target).resolve()
+            target = text.partition(":")[2].strip()
+            return os.path.realpath(os.path.join(os.fspath(root), target))
     return dot_git
 
 
@@ -58,7 +67,7 @@ class LocalConfig:
     A plain class, not a dataclass: ``dataclasses`` costs the hook ~10 ms of imports.
     """
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: str | None = None) -> None:
         self.url: str = DEFAULT_URL
         self.api_key: str | None = None
         self.root = root
@@ -68,18 +77,18 @@ class LocalConfig:
         self.source: dict[str, str] = {}
 
     @property
-    def session_file(self) -> Path | None:
+    def session_file(self) -> str | None:
         """``<git dir>/agentlanes/session.json``, or None outside a git repository."""
         if self.root is None:
             return None
-        return git_dir(self.root) / "agentlanes" / SESSION_FILE
+        return os.path.join(git_dir(self.root), "agentlanes", SESSION_FILE)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: str) -> dict[str, Any]:
     import tomllib  # only when there is a file to read
 
     try:
-        with path.open("rb") as fh:
+        with open(path, "rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
@@ -87,28 +96,29 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _typed(data: dict[str, Any], key: str, kind: type, path: Path) -> Any:
+def _typed(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:
     value = data.get(key)
     if value is not None and not isinstance(value, kind):
-        raise ConfigError(f"{path}: {key} must be a {kind.__name__}")
+        name = kind.__name__ if isinstance(kind, type) else "number"
+        raise ConfigError(f"{path}: {key} must be a {name}")
     return value
 
 
-def load_config(start: Path | None = None, env: dict[str, str] | None = None) -> LocalConfig:
+def load_config(start: StrPath | None = None, env: dict[str, str] | None = None) -> LocalConfig:
     """Read the server URL, key and options for the repository around ``start``."""
     env = dict(os.environ) if env is None else env
     root = find_repo_root(start)
     cfg = LocalConfig(root=root)
     file_values: dict[str, Any] = {}
-    if root is not None and (root / CONFIG_FILE).is_file():
-        path = root / CONFIG_FILE
+    if root is not None and os.path.isfile(os.path.join(root, CONFIG_FILE)):
+        path = os.path.join(root, CONFIG_FILE)
         data = _read_toml(path)
         file_values = {
             "url": _typed(data, "url", str, path),
             "api_key": _typed(data, "api_key", str, path),
             "fail_closed": _typed(data, "fail_closed", bool, path),
             "agent_name": _typed(data, "agent_name", str, path),
-            "timeout": _typed(data, "timeout", (int, float), path),  # type: ignore[arg-type]
+            "timeout": _typed(data, "timeout", (int, float), path),
         }
     for key, env_key in (
         ("url", "AGENTLANES_URL"),
@@ -145,25 +155,26 @@ def read_session(cfg: LocalConfig, env: dict[str, str] | None = None) -> dict[st
     if token:
         return {"session_token": token, "source": "AGENTLANES_SESSION_TOKEN"}
     path = cfg.session_file
-    if path is None or not path.is_file():
+    if path is None or not os.path.isfile(path):
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("session_token"), str):
         return None
-    data["source"] = str(path)
+    data["source"] = path
     return data
 
 
-def save_session(cfg: LocalConfig, session: dict[str, Any]) -> Path | None:
+def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
     """Keep a session under ``<git dir>/agentlanes/`` (mode 0600); None outside a repo."""
     path = cfg.session_file
     if path is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(session, fh, indent=2)
@@ -174,5 +185,5 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> Path | None:
 def forget_session(cfg: LocalConfig) -> None:
     """Remove the saved session (after checkout, or when the server says it has ended)."""
     path = cfg.session_file
-    if path is not None:
-        path.unlink(missing_ok=True)
+    if path is not None and os.path.exists(path):
+        os.unlink(path)

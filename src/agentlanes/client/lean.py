@@ -11,14 +11,37 @@ from __future__ import annotations
 
 import json
 import socket
-from typing import Any
-from urllib.parse import urlsplit
 
 from agentlanes import __version__
-from agentlanes.client.config import LocalConfig
 
-# One request: (method, path, JSON body or None, session token or None).
-Request = tuple[str, str, "dict[str, Any] | None", "str | None"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentlanes.client.config import LocalConfig
+
+    # One request: (method, path, JSON body or None, session token or None).
+    Request = tuple[str, str, dict[str, Any] | None, str | None]
+
+
+class _Url:
+    """``scheme://host:port/prefix`` split without ``urllib.parse`` (and its imports)."""
+
+    def __init__(self, url: str) -> None:
+        self.scheme, _, rest = url.partition("://")
+        self.netloc, slash, path = rest.partition("/")
+        self.path = slash + path
+        host, port = self.netloc, ""
+        if host.startswith("["):  # [::1]:8787
+            end = host.find("]")
+            host, port = host[1:end], host[end + 2 :]
+        elif ":" in host:
+            host, _, port = host.rpartition(":")
+        self.hostname = host or None
+        try:
+            self.port = int(port) if port else None
+        except ValueError:
+            raise LeanUnreachable(f"bad port in the server URL {url!r}") from None
 
 
 class LeanUnreachable(Exception):
@@ -111,7 +134,7 @@ def call_many(cfg: LocalConfig, requests: list[Request]) -> list[Any]:
     not raised, so the caller sees every answer). A connection failure raises
     LeanUnreachable.
     """
-    url = urlsplit(cfg.url)
+    url = _Url(cfg.url)
     if url.scheme == "https":
         return [_https(cfg, url, req) for req in requests]
     host = url.hostname or "127.0.0.1"
