@@ -118,8 +118,12 @@ def test_bad_input_and_errors_are_one_line_with_documented_exit_codes(
 
     no_key = lanes(repo, isolated_env(tmp_path / "h2", agent_server.url, None), "presence")
     assert no_key.returncode == 2 and "AGENTLANES_API_KEY" in no_key.stderr
-    wrong_key = lanes(repo, isolated_env(tmp_path / "h3", agent_server.url, "alk_nope"), "presence")
+    wrong_env = isolated_env(tmp_path / "h3", agent_server.url, "alk_nope")
+    wrong_key = lanes(repo, wrong_env, "presence")
     assert wrong_key.returncode == 4 and "UNAUTHORIZED" in wrong_key.stderr
+    wrong_stream = lanes(repo, wrong_env, "watch", "--count", "1", timeout=30)
+    assert wrong_stream.returncode == 4 and "4401" in wrong_stream.stderr
+    no_traceback(wrong_stream)
 
     down = isolated_env(tmp_path / "h4", f"http://127.0.0.1:{free_port()}", key)
     for args in (("presence",), ("checkin", "--agent", "x"), ("watch", "--count", "1")):

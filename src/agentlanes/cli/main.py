@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentlanes",
         description="Real-time presence and conflict service for coding agents.",
+        epilog="exit codes: 0 ok, 1 conflict or refused, 2 bad input, 3 unreachable, "
+        "4 server error answer, 5 no local session",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
