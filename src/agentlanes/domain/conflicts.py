@@ -127,23 +127,33 @@ class ConflictDetector:
                 del self._holders[pattern]
                 self._trie_remove(pattern)
 
+    # A brace pattern is filed under each alternative's literal prefix, so
+    # '{src,tests}/pkg/**' is found under both src/pkg and tests/pkg.
+
     def _trie_add(self, pattern: str) -> None:
-        node = self._root
-        node._below = None
-        for seg in compile_pattern(pattern).literal_prefix:
-            node = node.children.setdefault(seg, _Node())
+        for prefix in compile_pattern(pattern).alternative_prefixes:
+            node = self._root
             node._below = None
-        node.patterns.add(pattern)
+            for seg in prefix:
+                node = node.children.setdefault(seg, _Node())
+                node._below = None
+            node.patterns.add(pattern)
 
     def _trie_remove(self, pattern: str) -> None:
+        for prefix in compile_pattern(pattern).alternative_prefixes:
+            self._trie_remove_at(pattern, prefix)
+
+    def _trie_remove_at(self, pattern: str, prefix: tuple[str, ...]) -> None:
         path = [self._root]
-        for seg in compile_pattern(pattern).literal_prefix:
-            path.append(path[-1].children[seg])
+        for seg in prefix:
+            child = path[-1].children.get(seg)
+            if child is None:
+                return
+            path.append(child)
         path[-1].patterns.discard(pattern)
         for node in path:
             node._below = None
         # Prune empty leaves so the trie does not grow with history.
-        prefix = compile_pattern(pattern).literal_prefix
         for depth in range(len(prefix), 0, -1):
             node = path[depth]
             if node.patterns or node.children:
@@ -189,7 +199,13 @@ class ConflictDetector:
         hits: dict[str, list[tuple[tuple[int, int], FileOverlap]]] = {}
         mine = list(dict.fromkeys(patterns))
         for i, pattern in enumerate(mine):
-            for theirs in self._candidates_for_pattern(compile_pattern(pattern).literal_prefix):
+            prefixes = compile_pattern(pattern).alternative_prefixes
+            candidates: Iterable[str] = (
+                self._candidates_for_pattern(prefixes[0])
+                if len(prefixes) == 1
+                else dict.fromkeys(c for p in prefixes for c in self._candidates_for_pattern(p))
+            )
+            for theirs in candidates:
                 example = overlap_example(pattern, theirs)
                 if example is None:
                     continue
@@ -197,7 +213,7 @@ class ConflictDetector:
                 for sid in self._holders[theirs]:
                     hits.setdefault(sid, []).append(((i, 0), overlap))
         for k, path in enumerate(dict.fromkeys(paths)):
-            for theirs in self._candidates_for_path(path.split("/")):
+            for theirs in dict.fromkeys(self._candidates_for_path(path.split("/"))):
                 if compile_pattern(theirs).claims(path):
                     overlap = FileOverlap(path, theirs, path)
                     for sid in self._holders[theirs]:

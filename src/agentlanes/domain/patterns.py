@@ -22,7 +22,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import islice
 
 import bracex
@@ -160,14 +160,19 @@ def _expand(pattern: str, limit: int) -> list[str]:
 # Compilation
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class CompiledPattern:
     """A pattern as alternatives of elements, plus a regex for fast claims."""
 
     source: str
     alternatives: tuple[Alternative, ...]
     literal_prefix: tuple[str, ...]  # leading literal segments common to all alternatives
-    regex: re.Pattern[str]
+    alternative_prefixes: tuple[tuple[str, ...], ...]  # each alternative's, distinct
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Matches "/" + path for exactly the paths the pattern claims (built on first use)."""
+        return _regex(self.alternatives)
 
     def claims(self, path: str) -> bool:
         """Same verdict as :func:`claims` for a normalised path, much faster."""
@@ -178,9 +183,8 @@ class CompiledPattern:
 def compile_pattern(pattern: str) -> CompiledPattern:
     """Compile a normalised pattern (cached). Limits were checked when normalising."""
     alternatives = tuple(_compile_alternative(alt) for alt in _expand(pattern, _EXPANSION_CAP))
-    return CompiledPattern(
-        pattern, alternatives, _common_literal_prefix(alternatives), _regex(alternatives)
-    )
+    prefixes = tuple(dict.fromkeys(_common_literal_prefix((alt,)) for alt in alternatives))
+    return CompiledPattern(pattern, alternatives, _common_literal_prefix(alternatives), prefixes)
 
 
 def _compile_alternative(alt: str) -> Alternative:

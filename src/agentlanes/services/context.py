@@ -12,6 +12,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import iso, utcnow
 from agentlanes.hub import Hub
+from agentlanes.services.scope import DetectorCache
 from agentlanes.settings import Settings
 from agentlanes.store.database import Database
 from agentlanes.store.models import Event
@@ -49,6 +50,7 @@ class ServiceContext:
     settings: Settings
     db: Database
     hub: Hub
+    detectors: DetectorCache = field(default_factory=DetectorCache)
 
     @contextlib.asynccontextmanager
     async def project_tx(self, project_id: int) -> AsyncIterator[ProjectTx]:

@@ -50,7 +50,12 @@ async def check_conflicts(
                 raise SessionNotFound("no session with this token in this project")
             own_id = own.id
         live = await queries.live_sessions(db, project.id, utcnow())
-    found = scope.detector(live).find(
-        declared_area=area, patterns=norm_patterns, paths=norm_paths, exclude_session_id=own_id
+    found = ctx.detectors.find(
+        project.id,
+        live,
+        declared_area=area,
+        patterns=norm_patterns,
+        paths=norm_paths,
+        exclude_session_id=own_id,
     )
     return {"conflicts": [conflict_view(c) for c in found]}

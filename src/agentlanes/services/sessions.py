@@ -59,10 +59,11 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         now = utcnow()
         live = await queries.live_sessions(tx.session, project.id, now)
         previous = [s for s in live if s.agent_name == name]
-        others = [s for s in live if s.agent_name != name]
         conflicts = [
             conflict_view(c)
-            for c in scope.detector(others).find(declared_area=area, patterns=files)
+            for c in ctx.detectors.find(
+                project.id, live, declared_area=area, patterns=files, exclude_agent_name=name
+            )
         ]
         session = AgentSession(
             id=new_session_id(),
@@ -215,10 +216,15 @@ async def update_status(
             new_area = area if "declared_area" in data.sent else session.declared_area
             new_files = files if files is not None else list(session.declared_files or [])
             live = await queries.live_sessions(tx.session, project.id, now)
-            others = [s for s in live if s.id != session.id]
             conflicts = [
                 conflict_view(c)
-                for c in scope.detector(others).find(declared_area=new_area, patterns=new_files)
+                for c in ctx.detectors.find(
+                    project.id,
+                    live,
+                    declared_area=new_area,
+                    patterns=new_files,
+                    exclude_session_id=session.id,
+                )
             ]
             scope_changed = (new_area, new_files) != (
                 session.declared_area,
