@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(PY) bench/conflicts.py
 	$(PY) bench/fanout.py
 	$(PY) bench/hook.py
+	$(PY) bench/coordination.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -13,6 +13,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy import delete, select
 from sqlmodel import col
 
+from agentlanes import coordination_jobs
 from agentlanes.clock import utcnow
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import expire_overdue
@@ -68,5 +69,7 @@ def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
     scheduler.add_job(
         run_prune, "interval", args=[ctx], seconds=ctx.settings.event_prune_seconds, **common
     )
+    coordination_jobs.schedule_lease_expiry(scheduler, ctx)
+    coordination_jobs.schedule_consensus_expiry(scheduler, ctx)
     scheduler.start()
     return scheduler

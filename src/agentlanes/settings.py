@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     lease_default_seconds: int = Field(ge=1)
     lease_max_seconds: int = Field(ge=1)
 
+    consensus_default_timeout_seconds: int = Field(ge=1)
+    consensus_max_timeout_seconds: int = Field(ge=1)
+
     @classmethod
     def settings_customise_sources(
         cls,

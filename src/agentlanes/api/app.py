@@ -13,13 +13,19 @@ from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 
 from agentlanes import __version__
 from agentlanes.api import dashboard, ops
+from agentlanes.api.agents import AgentController
+from agentlanes.api.checkpoints import CheckpointController
+from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
+from agentlanes.api.leases import LeaseController
 from agentlanes.api.limits import rate_limit
+from agentlanes.api.messages import MessageController
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.sessions import SessionController
+from agentlanes.api.tasks import TaskController
 from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
 from agentlanes.services.context import ServiceContext
@@ -69,6 +75,12 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             SessionController,
             EventController,
             events_socket,
+            TaskController,
+            CheckpointController,
+            MessageController,
+            LeaseController,
+            ConsensusController,
+            AgentController,
             ops.healthz,
             ops.readyz,
             MetricsController,

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from agentlanes.store import models  # noqa: F401  (registers the tables)
+from agentlanes.store import coordination, models  # noqa: F401  (registers the tables)
 
 SCHEMA_LOCK_KEY = 0x61676C6E  # advisory lock id while creating tables on PostgreSQL
 

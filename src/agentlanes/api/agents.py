@@ -1,0 +1,61 @@
+"""The agent registry over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Response, get, put
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from agentlanes.api.coordination_schemas import AgentBody
+from agentlanes.api.deps import api_key_guard
+from agentlanes.api.query import int_param
+from agentlanes.services import agents
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+
+
+class AgentController(Controller):
+    path = "/api/v1/agents"
+    tags = ["agents"]
+    guards = [api_key_guard]
+
+    @put("/{name:str}", summary="Register or update an agent (201 created, 200 updated)")
+    async def upsert(
+        self, ctx: Ctx, project: Proj, name: FromPath[str], data: JSONBody[AgentBody | None] = None
+    ) -> Response[dict[str, Any]]:
+        body = data or AgentBody()
+        view, created = await agents.upsert(
+            ctx,
+            project,
+            name,
+            role=body.role,
+            config=body.config,
+            sent=frozenset(body.model_fields_set),
+        )
+        return Response(view, status_code=201 if created else 200)
+
+    @get("/", summary="Registered agents")
+    async def list_(
+        self,
+        ctx: Ctx,
+        project: Proj,
+        role: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
+    ) -> dict[str, Any]:
+        return await agents.list_agents(
+            ctx,
+            project,
+            role=role,
+            limit=int_param("limit", limit),
+            offset=int_param("offset", offset),
+        )
+
+    @get("/{name:str}", summary="One registered agent")
+    async def get_(self, ctx: Ctx, project: Proj, name: FromPath[str]) -> dict[str, Any]:
+        return await agents.get_agent(ctx, project, name)

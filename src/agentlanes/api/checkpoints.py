@@ -1,0 +1,82 @@
+"""Checkpoints over HTTP: named gates over tasks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
+from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.query import int_param
+from agentlanes.services import checkpoints
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+Req = Request[Any, Any, Any]
+
+
+class CheckpointController(Controller):
+    path = "/api/v1/checkpoints"
+    tags = ["checkpoints"]
+    guards = [api_key_guard]
+
+    @post("/", status_code=201, summary="Create a checkpoint over tasks")
+    async def create(
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody | None] = None
+    ) -> dict[str, Any]:
+        body = data or CheckpointBody()
+        return await checkpoints.create_checkpoint(
+            ctx,
+            project,
+            checkpoints.CheckpointInput(
+                name=body.name, task_ids=body.task_ids, description=body.description
+            ),
+            session_token(request, body),
+        )
+
+    @get("/", summary="List checkpoints")
+    async def list_(
+        self,
+        ctx: Ctx,
+        project: Proj,
+        status: FromQuery[str | None] = None,
+        task_id: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
+    ) -> dict[str, Any]:
+        return await checkpoints.list_checkpoints(
+            ctx,
+            project,
+            status=status,
+            task_id=task_id,
+            limit=int_param("limit", limit),
+            offset=int_param("offset", offset),
+        )
+
+    @get("/{checkpoint_id:str}", summary="One checkpoint")
+    async def get_(self, ctx: Ctx, project: Proj, checkpoint_id: FromPath[str]) -> dict[str, Any]:
+        return await checkpoints.get_checkpoint(ctx, project, checkpoint_id)
+
+    @post("/{checkpoint_id:str}/resolve", status_code=200, summary="Resolve: passed or failed")
+    async def resolve(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        checkpoint_id: FromPath[str],
+        data: JSONBody[ResolveBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or ResolveBody()
+        return await checkpoints.resolve_checkpoint(
+            ctx,
+            project,
+            checkpoint_id,
+            body.status,
+            note=body.note,
+            token=session_token(request, body),
+        )

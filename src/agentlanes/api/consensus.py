@@ -1,0 +1,78 @@
+"""Consensus over HTTP: open a vote, vote, read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
+from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.query import int_param
+from agentlanes.services import consensus
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+Req = Request[Any, Any, Any]
+
+
+class ConsensusController(Controller):
+    path = "/api/v1/consensus"
+    tags = ["consensus"]
+    guards = [api_key_guard]
+
+    @post("/", status_code=201, summary="Ask the other live agents to approve an action")
+    async def create(
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody | None] = None
+    ) -> dict[str, Any]:
+        body = data or ConsensusBody()
+        return await consensus.create(
+            ctx,
+            project,
+            consensus.ConsensusInput(
+                action=body.action,
+                subject=body.subject,
+                reason=body.reason,
+                timeout_seconds=body.timeout_seconds,
+            ),
+            session_token(request, body),
+        )
+
+    @get("/", summary="Consensus requests, newest first")
+    async def list_(
+        self,
+        ctx: Ctx,
+        project: Proj,
+        status: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
+    ) -> dict[str, Any]:
+        return await consensus.list_requests(
+            ctx,
+            project,
+            status=status,
+            limit=int_param("limit", limit),
+            offset=int_param("offset", offset),
+        )
+
+    @get("/{request_id:str}", summary="One request with its votes")
+    async def get_(self, ctx: Ctx, project: Proj, request_id: FromPath[str]) -> dict[str, Any]:
+        return await consensus.get(ctx, project, request_id)
+
+    @post("/{request_id:str}/vote", status_code=200, summary="Vote approve or reject")
+    async def vote(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        request_id: FromPath[str],
+        data: JSONBody[VoteBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or VoteBody()
+        return await consensus.vote(
+            ctx, project, request_id, body.vote, session_token(request, body), comment=body.comment
+        )

@@ -1,0 +1,96 @@
+"""Leases over HTTP: acquire, list, renew, release, and fencing-token validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
+from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.query import bool_param, int_param
+from agentlanes.services import leases
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+Req = Request[Any, Any, Any]
+
+
+class LeaseController(Controller):
+    path = "/api/v1/leases"
+    tags = ["leases"]
+    guards = [api_key_guard]
+
+    @post("/", summary="Acquire a lease (201 new; 200 when this session holds it already)")
+    async def acquire(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[LeaseBody | None] = None,
+    ) -> Response[dict[str, Any]]:
+        body = data or LeaseBody()
+        view, new = await leases.acquire(
+            ctx, project, body.resource, session_token(request, body), ttl_seconds=body.ttl_seconds
+        )
+        return Response(view, status_code=201 if new else 200)
+
+    @get("/", summary="Live leases (include_ended=true for all)")
+    async def list_(
+        self,
+        ctx: Ctx,
+        project: Proj,
+        resource: FromQuery[str | None] = None,
+        agent_name: FromQuery[str | None] = None,
+        include_ended: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
+    ) -> dict[str, Any]:
+        return await leases.list_leases(
+            ctx,
+            project,
+            resource=resource,
+            agent_name=agent_name,
+            include_ended=bool(bool_param("include_ended", include_ended)),
+            limit=int_param("limit", limit),
+            offset=int_param("offset", offset),
+        )
+
+    @post("/validate", status_code=200, summary="Is this fencing token the live grant?")
+    async def validate(
+        self,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[ValidateBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or ValidateBody()
+        return await leases.validate(ctx, project, body.resource, body.fencing_token)
+
+    @post("/{lease_id:str}/renew", status_code=200, summary="Extend a lease")
+    async def renew(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        lease_id: FromPath[str],
+        data: JSONBody[RenewBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or RenewBody()
+        return await leases.renew(
+            ctx, project, lease_id, session_token(request, body), ttl_seconds=body.ttl_seconds
+        )
+
+    @post("/{lease_id:str}/release", status_code=200, summary="Release a lease")
+    async def release(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        lease_id: FromPath[str],
+        data: JSONBody[EmptyBody | None] = None,
+    ) -> dict[str, Any]:
+        return await leases.release(ctx, project, lease_id, session_token(request, data))

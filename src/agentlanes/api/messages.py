@@ -1,0 +1,104 @@
+"""Messages over HTTP: send, the inbox, read and acknowledge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
+from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.query import bool_param, int_param
+from agentlanes.errors import NotFound
+from agentlanes.services import messages
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+Req = Request[Any, Any, Any]
+
+
+def _message_id(raw: str) -> int:
+    if not raw.isdigit():
+        raise NotFound(f"no message {raw!r}")
+    return int(raw)
+
+
+class MessageController(Controller):
+    path = "/api/v1/messages"
+    tags = ["messages"]
+    guards = [api_key_guard]
+
+    @post("/", status_code=201, summary="Send a message to an agent or broadcast")
+    async def send(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[MessageBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or MessageBody()
+        return await messages.send(
+            ctx,
+            project,
+            messages.MessageInput(
+                to=body.to, body=body.body, type=body.type, thread_id=body.thread_id
+            ),
+            session_token(request, body),
+        )
+
+    @get("/inbox", summary="This agent's messages, broadcasts included")
+    async def inbox(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        unread: FromQuery[str | None] = None,
+        unacked: FromQuery[str | None] = None,
+        type: FromQuery[str | None] = None,
+        thread_id: FromQuery[str | None] = None,
+        after_id: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
+    ) -> dict[str, Any]:
+        return await messages.inbox(
+            ctx,
+            project,
+            session_token(request),
+            unread=bool(bool_param("unread", unread)),
+            unacked=bool(bool_param("unacked", unacked)),
+            type_=type,
+            thread_id=thread_id,
+            after_id=int_param("after_id", after_id),
+            limit=int_param("limit", limit),
+            offset=int_param("offset", offset),
+        )
+
+    @post("/{message_id:str}/read", status_code=200, summary="Mark a message read")
+    async def read(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        message_id: FromPath[str],
+        data: JSONBody[EmptyBody | None] = None,
+    ) -> dict[str, Any]:
+        return await messages.mark(
+            ctx, project, _message_id(message_id), session_token(request, data), ack=False
+        )
+
+    @post("/{message_id:str}/ack", status_code=200, summary="Acknowledge a message")
+    async def ack(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        message_id: FromPath[str],
+        data: JSONBody[EmptyBody | None] = None,
+    ) -> dict[str, Any]:
+        return await messages.mark(
+            ctx, project, _message_id(message_id), session_token(request, data), ack=True
+        )

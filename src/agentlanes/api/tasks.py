@@ -1,0 +1,126 @@
+"""Tasks and checkpoints over HTTP (the rules live in services/tasks.py and checkpoints.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
+from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.query import bool_param, int_param
+from agentlanes.services import tasks
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+Req = Request[Any, Any, Any]
+
+
+class TaskController(Controller):
+    path = "/api/v1/tasks"
+    tags = ["tasks"]
+    guards = [api_key_guard]
+
+    @post("/", status_code=201, summary="Create a task")
+    async def create(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        data: JSONBody[TaskBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or TaskBody()
+        return await tasks.create_task(
+            ctx,
+            project,
+            tasks.TaskInput(
+                title=body.title,
+                description=body.description,
+                priority=body.priority,
+                paths=body.paths,
+                depends_on=body.depends_on,
+                parent_id=body.parent_id,
+            ),
+            session_token(request, body),
+        )
+
+    @get("/", summary="List tasks (filters, pages)")
+    async def list_(
+        self,
+        ctx: Ctx,
+        project: Proj,
+        status: FromQuery[str | None] = None,
+        claimed_by: FromQuery[str | None] = None,
+        parent_id: FromQuery[str | None] = None,
+        stale: FromQuery[str | None] = None,
+        limit: FromQuery[str | None] = None,
+        offset: FromQuery[str | None] = None,
+    ) -> dict[str, Any]:
+        return await tasks.list_tasks(
+            ctx,
+            project,
+            status=status,
+            claimed_by=claimed_by,
+            parent_id=parent_id,
+            stale=bool_param("stale", stale),
+            limit=int_param("limit", limit),
+            offset=int_param("offset", offset),
+        )
+
+    @get("/ready", summary="Tasks ready to claim, most urgent first")
+    async def ready(
+        self, request: Req, ctx: Ctx, project: Proj, limit: FromQuery[str | None] = None
+    ) -> dict[str, Any]:
+        return await tasks.ready_tasks(
+            ctx, project, token=session_token(request), limit=int_param("limit", limit)
+        )
+
+    @get("/{task_id:str}", summary="One task, with its notes and what blocks it")
+    async def get_(self, ctx: Ctx, project: Proj, task_id: FromPath[str]) -> dict[str, Any]:
+        return await tasks.get_task(ctx, project, task_id)
+
+    @post("/{task_id:str}/claim", status_code=200, summary="Claim a task for this session")
+    async def claim(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        task_id: FromPath[str],
+        data: JSONBody[EmptyBody | None] = None,
+    ) -> dict[str, Any]:
+        return await tasks.claim_task(ctx, project, task_id, session_token(request, data))
+
+    @post("/{task_id:str}/status", status_code=200, summary="Change a task's status")
+    async def status(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        task_id: FromPath[str],
+        data: JSONBody[TaskStatusBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or TaskStatusBody()
+        return await tasks.change_status(
+            ctx,
+            project,
+            task_id,
+            body.status,
+            note=body.note,
+            token=session_token(request, body),
+        )
+
+    @post("/{task_id:str}/notes", status_code=201, summary="Add a note to a task")
+    async def note(
+        self,
+        request: Req,
+        ctx: Ctx,
+        project: Proj,
+        task_id: FromPath[str],
+        data: JSONBody[NoteBody | None] = None,
+    ) -> dict[str, Any]:
+        body = data or NoteBody()
+        return await tasks.add_note(ctx, project, task_id, body.body, session_token(request, body))
