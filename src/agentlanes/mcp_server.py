@@ -185,7 +185,160 @@ def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
         """The project: its conflict mode (warn or block) and heartbeat settings."""
         return (await lanes.call(lanes.client.project())).raw()
 
+    add_coordination_tools(server, lanes)
     return server
+
+
+def add_coordination_tools(server: MCPServer[Any], lanes: Lanes) -> None:
+    """Tasks, checkpoints, messages, leases, votes and the agent registry as tools."""
+    c = lanes.client
+
+    @server.tool()
+    async def task_create(
+        title: str,
+        description: str | None = None,
+        priority: int | None = None,
+        paths: list[str] | None = None,
+        depends_on: list[str] | None = None,
+        parent_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Create a task (priority 0 most urgent … 4; paths are the globs it will touch)."""
+        return await lanes.call(
+            c.tasks.create(title, description, priority, paths, depends_on, parent_id)
+        )
+
+    @server.tool()
+    async def tasks_list(
+        status: str | None = None, claimed_by: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        """List tasks (filter by status or the agent that claimed them)."""
+        return await lanes.call(c.tasks.list(status=status, claimed_by=claimed_by, limit=limit))
+
+    @server.tool()
+    async def tasks_ready(limit: int | None = None) -> dict[str, Any]:
+        """Tasks you can take now: pending, unblocked, unclaimed, paths free. Most urgent first."""
+        return await lanes.call(c.tasks.ready(limit))
+
+    @server.tool()
+    async def task_get(task_id: str) -> dict[str, Any]:
+        """One task with its notes and what blocks it."""
+        return await lanes.call(c.tasks.get(task_id))
+
+    @server.tool()
+    async def task_claim(task_id: str) -> dict[str, Any]:
+        """Take a task (one at a time per session; fails if someone else holds it)."""
+        return await lanes.call(c.tasks.claim(task_id))
+
+    @server.tool()
+    async def task_status(
+        task_id: str,
+        status: Literal["pending", "blocked", "done", "cancelled"],
+        note: str | None = None,
+    ) -> dict[str, Any]:
+        """Move a task you hold: done, blocked, back to pending, or cancelled."""
+        return await lanes.call(c.tasks.set_status(task_id, status, note))
+
+    @server.tool()
+    async def task_note(task_id: str, body: str) -> dict[str, Any]:
+        """Add a note to a task (what you found, what is left)."""
+        return await lanes.call(c.tasks.add_note(task_id, body))
+
+    @server.tool()
+    async def checkpoint_create(
+        name: str, task_ids: list[str], description: str | None = None
+    ) -> dict[str, Any]:
+        """A named gate (a review, a sign-off) that holds these tasks until it passes."""
+        return await lanes.call(c.checkpoints.create(name, task_ids, description))
+
+    @server.tool()
+    async def checkpoints_list(status: str | None = None) -> dict[str, Any]:
+        """List checkpoints (pending, passed, failed)."""
+        return await lanes.call(c.checkpoints.list(status=status))
+
+    @server.tool()
+    async def checkpoint_resolve(
+        checkpoint_id: str, status: Literal["passed", "failed"], note: str | None = None
+    ) -> dict[str, Any]:
+        """Pass (unblocks its tasks) or fail a checkpoint."""
+        return await lanes.call(c.checkpoints.resolve(checkpoint_id, status, note))
+
+    @server.tool()
+    async def message_send(
+        to: str, body: str, type: str | None = None, thread_id: str | None = None
+    ) -> dict[str, Any]:
+        """Send a message to an agent by name, or to "broadcast"."""
+        return await lanes.call(c.messages.send(to, body, type, thread_id))
+
+    @server.tool()
+    async def inbox(unread: bool | None = None, limit: int | None = None) -> dict[str, Any]:
+        """Your messages (direct and broadcast), newest state per message."""
+        return await lanes.call(c.messages.inbox(unread=unread, limit=limit))
+
+    @server.tool()
+    async def message_read(message_id: int) -> dict[str, Any]:
+        """Mark a message read."""
+        return await lanes.call(c.messages.read(message_id))
+
+    @server.tool()
+    async def message_ack(message_id: int) -> dict[str, Any]:
+        """Acknowledge a message (you will act on it)."""
+        return await lanes.call(c.messages.ack(message_id))
+
+    @server.tool()
+    async def lease_acquire(resource: str, ttl_seconds: int | None = None) -> dict[str, Any]:
+        """Hold a resource key exclusively (e.g. "deploy:prod"); returns a fencing token."""
+        return await lanes.call(c.leases.acquire(resource, ttl_seconds))
+
+    @server.tool()
+    async def leases_list(resource: str | None = None) -> dict[str, Any]:
+        """Live leases (optionally of one resource)."""
+        return await lanes.call(c.leases.list(resource=resource))
+
+    @server.tool()
+    async def lease_renew(lease_id: str, ttl_seconds: int | None = None) -> dict[str, Any]:
+        """Extend a lease you hold."""
+        return await lanes.call(c.leases.renew(lease_id, ttl_seconds))
+
+    @server.tool()
+    async def lease_release(lease_id: str) -> dict[str, Any]:
+        """Give a lease back."""
+        return await lanes.call(c.leases.release(lease_id))
+
+    @server.tool()
+    async def lease_validate(resource: str, fencing_token: int) -> dict[str, Any]:
+        """Is this fencing token still the current one for the resource?"""
+        return await lanes.call(c.leases.validate(resource, fencing_token))
+
+    @server.tool()
+    async def consensus_request(
+        action: str, reason: str, subject: str | None = None, timeout_seconds: int | None = None
+    ) -> dict[str, Any]:
+        """Ask the other live agents to approve an action; a strict majority decides."""
+        return await lanes.call(c.consensus.request(action, reason, subject, timeout_seconds))
+
+    @server.tool()
+    async def consensus_get(consensus_id: str) -> dict[str, Any]:
+        """A vote's state: approvals, rejections, status."""
+        return await lanes.call(c.consensus.get(consensus_id))
+
+    @server.tool()
+    async def consensus_vote(
+        consensus_id: str, vote: Literal["approve", "reject"], comment: str | None = None
+    ) -> dict[str, Any]:
+        """Vote on another agent's request (once)."""
+        return await lanes.call(c.consensus.vote(consensus_id, vote, comment))
+
+    @server.tool()
+    async def agent_upsert(
+        name: str, role: str | None = None, config: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Register or update an agent's role and config (unknown config keys are dropped)."""
+        return await lanes.call(c.agents.upsert(name, role, config))
+
+    @server.tool()
+    async def agents_list(role: str | None = None) -> dict[str, Any]:
+        """The agent registry."""
+        return await lanes.call(c.agents.list(role=role))
 
 
 def main(start: Path | None = None) -> None:

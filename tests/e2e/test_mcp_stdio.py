@@ -100,3 +100,61 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
             assert gone.is_error and "no session token" in gone.content[0].text
 
     anyio.run(scenario)
+
+
+def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> None:
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    other = make_repo(tmp_path / "other", env)
+    lanes_json(other, env, "checkin", "--agent", "alice")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agentlanes", "mcp"], env=env, cwd=str(repo)
+    )
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert tools >= {
+                "task_create",
+                "tasks_ready",
+                "task_claim",
+                "task_status",
+                "message_send",
+                "inbox",
+                "lease_acquire",
+                "lease_release",
+                "consensus_request",
+                "consensus_vote",
+                "agent_upsert",
+            }
+            payload(await client.call_tool("checkin", {"agent_name": "bob"}))
+            task = payload(await client.call_tool("task_create", {"title": "Write the docs"}))
+            ready = payload(await client.call_tool("tasks_ready", {}))
+            assert [t["task_id"] for t in ready["tasks"]] == [task["task_id"]]
+            claimed = payload(await client.call_tool("task_claim", {"task_id": task["task_id"]}))
+            assert claimed["claimed_by"]["agent_name"] == "bob"
+            done = payload(
+                await client.call_tool(
+                    "task_status", {"task_id": task["task_id"], "status": "done"}
+                )
+            )
+            assert done["status"] == "done"
+            lease = payload(await client.call_tool("lease_acquire", {"resource": "deploy:prod"}))
+            assert lease["fencing_token"] >= 1
+            sent = payload(await client.call_tool("message_send", {"to": "alice", "body": "hi"}))
+            assert sent["to"] == "alice"
+            vote = payload(
+                await client.call_tool("consensus_request", {"action": "deploy", "reason": "v2"})
+            )
+            assert vote["eligible_voters"] == ["alice"]
+            refused = await client.call_tool(
+                "consensus_vote", {"consensus_id": vote["consensus_id"], "vote": "approve"}
+            )
+            assert refused.is_error and "CONFLICT" in refused.content[0].text  # not eligible
+            released = payload(
+                await client.call_tool("lease_release", {"lease_id": lease["lease_id"]})
+            )
+            assert released["status"] == "released"
+
+    anyio.run(scenario)

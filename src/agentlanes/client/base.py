@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from agentlanes import __version__
@@ -22,6 +22,16 @@ FATAL_CLOSE_CODES = {4400, 4401}
 
 class ClientBase:
     """Server URL, API key and the session token a client sends."""
+
+    if TYPE_CHECKING:
+        from agentlanes.client import coordination as _c
+
+        tasks: _c.Tasks
+        checkpoints: _c.Checkpoints
+        messages: _c.Messages
+        leases: _c.Leases
+        consensus: _c.Consensus
+        agents: _c.Agents
 
     def __init__(
         self,

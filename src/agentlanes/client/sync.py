@@ -15,6 +15,7 @@ from agentlanes.client import calls
 from agentlanes.client import models as m
 from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
 from agentlanes.client.calls import Call
+from agentlanes.client.coordination import attach_groups
 from agentlanes.client.errors import StreamClosed, Unreachable
 
 T = TypeVar("T")
@@ -36,6 +37,7 @@ class Client(ClientBase):
         timeout: float = 10.0,
     ) -> None:
         super().__init__(url, api_key, session_token=session_token, timeout=timeout)
+        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
         self._http = httpx.Client(base_url=self.url, timeout=timeout)
 
     @classmethod
