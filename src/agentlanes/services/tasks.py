@@ -25,7 +25,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import iso, utcnow
-from agentlanes.domain.conflicts import Scope
+from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.errors import Conflict, InvalidInput, NotFound, TaskAlreadyClaimed
 from agentlanes.services import checks, scope
 from agentlanes.services.acting import acting_session, is_live
@@ -237,7 +237,7 @@ async def ready_tasks(
         task_paths: dict[str, list[str]] = {}
         for session_id, paths in working:
             task_paths.setdefault(session_id or "", []).extend(paths or [])
-        detector = scope.detector(())
+        detector = ConflictDetector(())
         for s in live:
             patterns = tuple(dict.fromkeys([*(s.declared_files or []), *task_paths.get(s.id, [])]))
             detector.add(Scope(s.id, s.agent_name, None, patterns))
