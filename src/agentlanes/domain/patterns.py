@@ -159,15 +159,43 @@ def _expand(pattern: str, limit: int) -> list[str]:
 # --------------------------------------------------------------------------
 # Compilation
 
+_GLOB, _SEG, _END = 0, 1, 2  # kinds of automaton positions
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """One brace alternative as (leading literal segments, the elements after them).
+
+    Any path the alternative matches starts with ``prefix``; ``rest_key``
+    names ``rest`` (equal keys, equal elements), so verdicts on the rest can
+    be shared by every pattern of the same shape.
+    """
+
+    prefix: tuple[str, ...]
+    rest: Alternative
+    rest_key: str
+
 
 @dataclass(eq=False)
 class CompiledPattern:
-    """A pattern as alternatives of elements, plus a regex for fast claims."""
+    """A pattern as alternatives of elements, one automaton over all of them, and a regex.
+
+    Automaton positions (bit ``p`` of a mask) hold the elements of every
+    alternative one after the other, each alternative closed by an END
+    position: ``kinds[p]`` is ``_GLOB``, ``_SEG`` or ``_END``.
+    """
 
     source: str
     alternatives: tuple[Alternative, ...]
     literal_prefix: tuple[str, ...]  # leading literal segments common to all alternatives
-    alternative_prefixes: tuple[tuple[str, ...], ...]  # each alternative's, distinct
+    entries: tuple[Entry, ...]  # one per alternative, in order
+    kinds: tuple[int, ...]
+    segs: tuple[Segment | None, ...]
+    literals: tuple[str | None, ...]  # the one word a literal segment position accepts
+    starts: int  # positions before any segment is read (closed under GLOBSTAR skips)
+    globstars: int  # mask of GLOBSTAR positions
+    ends: int  # mask of END positions
+    wild: int  # mask of positions that accept more than one word
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -178,13 +206,125 @@ class CompiledPattern:
         """Same verdict as :func:`claims` for a normalised path, much faster."""
         return self.regex.fullmatch("/" + path) is not None
 
+    def closure(self, mask: int) -> int:
+        """``mask`` plus every position reached by letting a GLOBSTAR match nothing."""
+        while True:
+            grown = mask | ((mask & self.globstars) << 1)
+            if grown == mask:
+                return mask
+            mask = grown
+
+    def advance(self, mask: int, word: str) -> int:
+        """Positions after reading one valid path segment ``word`` from ``mask``."""
+        out = 0
+        m = mask & ~self.ends
+        kinds, literals, segs = self.kinds, self.literals, self.segs
+        while m:
+            low = m & -m
+            m ^= low
+            p = low.bit_length() - 1
+            if kinds[p] == _GLOB:
+                out |= low
+            else:
+                lit = literals[p]
+                if (word == lit) if lit is not None else segs[p].regex.fullmatch(word):  # type: ignore[union-attr]
+                    out |= low << 1
+        return self.closure(out) if out else 0
+
+    def mask_after(self, words: tuple[str, ...], memo: dict[tuple[str, ...], int]) -> int:
+        """Positions after reading ``words`` from the start; ``memo`` shares common prefixes."""
+        mask = memo.get(words)
+        if mask is not None:
+            return mask
+        k = len(words)
+        while words[:k] not in memo:
+            k -= 1
+        mask = memo[words[:k]]
+        for n in range(k, len(words)):
+            mask = self.advance(mask, words[n]) if mask else 0
+            memo[words[: n + 1]] = mask
+        return mask
+
+    def next_literals(self, mask: int) -> tuple[str, ...] | None:
+        """The only words that can be read from ``mask``, or None when a wildcard reads any."""
+        if mask & self.wild:
+            return None
+        out = []
+        m = mask & ~self.ends
+        while m:
+            low = m & -m
+            m ^= low
+            out.append(self.literals[low.bit_length() - 1])
+        return tuple(out)  # type: ignore[arg-type]
+
+    def rest_words(
+        self, mask: int, nonempty: bool, rest_key: str, rest: Alternative
+    ) -> tuple[str, ...] | None:
+        """Segments that this pattern accepts from ``mask`` and ``rest`` accepts (memoised).
+
+        None when there are none; when ``nonempty`` is False (nothing read
+        yet) the answer is never the empty sequence.
+        """
+        key = (self.source, mask, nonempty, rest_key)
+        found = _REST_MEMO.get(key, _MISSING)
+        if found is _MISSING:
+            if len(_REST_MEMO) >= _REST_MEMO_CAP:
+                _REST_MEMO.clear()
+            found = _REST_MEMO[key] = _search(self, mask, nonempty, rest)
+        return found  # type: ignore[return-value]
+
+
+_MISSING = object()
+
 
 @lru_cache(maxsize=8192)
 def compile_pattern(pattern: str) -> CompiledPattern:
     """Compile a normalised pattern (cached). Limits were checked when normalising."""
     alternatives = tuple(_compile_alternative(alt) for alt in _expand(pattern, _EXPANSION_CAP))
-    prefixes = tuple(dict.fromkeys(_common_literal_prefix((alt,)) for alt in alternatives))
-    return CompiledPattern(pattern, alternatives, _common_literal_prefix(alternatives), prefixes)
+    kinds: list[int] = []
+    segs: list[Segment | None] = []
+    literals: list[str | None] = []
+    starts = globstars = ends = wild = 0
+    entries = []
+    for alt in alternatives:
+        starts |= 1 << len(kinds)
+        for el in alt:
+            bit = 1 << len(kinds)
+            if el is GLOBSTAR:
+                kinds.append(_GLOB)
+                segs.append(None)
+                literals.append(None)
+                globstars |= bit
+                wild |= bit
+            else:
+                kinds.append(_SEG)
+                segs.append(el)  # type: ignore[arg-type]
+                literals.append(el.literal)  # type: ignore[union-attr]
+                if el.literal is None:  # type: ignore[union-attr]
+                    wild |= bit
+        ends |= 1 << len(kinds)
+        kinds.append(_END)
+        segs.append(None)
+        literals.append(None)
+        prefix = _common_literal_prefix((alt,))
+        rest = alt[len(prefix) :]
+        key = "/".join("**" if el is GLOBSTAR else el.source for el in rest)  # type: ignore[union-attr]
+        entries.append(Entry(prefix, rest, key))
+    compiled = CompiledPattern(
+        source=pattern,
+        alternatives=alternatives,
+        literal_prefix=_common_literal_prefix(alternatives),
+        entries=tuple(entries),
+        kinds=tuple(kinds),
+        segs=tuple(segs),
+        literals=tuple(literals),
+        starts=0,
+        globstars=globstars,
+        ends=ends,
+        wild=wild,
+    )
+    compiled.starts = compiled.closure(starts)
+    return compiled
 
 
 def _compile_alternative(alt: str) -> Alternative:
@@ -206,11 +346,12 @@ def _compile_alternative(alt: str) -> Alternative:
 
 
 def _common_literal_prefix(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
+    """Leading literal segments shared by all alternatives (never '', '.' or '..')."""
     prefix: list[str] | None = None
     for alt in alternatives:
         lits: list[str] = []
         for el in alt:
-            if el is GLOBSTAR or el.literal is None:  # type: ignore[union-attr]
+            if el is GLOBSTAR or el.literal is None or el.literal in ("", ".", ".."):  # type: ignore[union-attr]
                 break
             lits.append(el.literal)  # type: ignore[union-attr]
         if prefix is None:
@@ -233,6 +374,49 @@ def _regex(alternatives: tuple[Alternative, ...]) -> re.Pattern[str]:
             )
         )
     return re.compile("(?:" + "|".join(parts) + ")", re.DOTALL)
+
+
+_REST_REGEXES: dict[str, re.Pattern[str]] = {}
+
+
+def rest_regex(rest_key: str, rest: Alternative) -> re.Pattern[str]:
+    """Matches "/" + the segments after an alternative's literal prefix (cached by key)."""
+    rx = _REST_REGEXES.get(rest_key)
+    if rx is None:
+        if len(_REST_REGEXES) >= 8192:
+            _REST_REGEXES.clear()
+        rx = _REST_REGEXES[rest_key] = _regex((rest,))
+    return rx
+
+
+_REST_EXTENSIONS: dict[str, str | None] = {}
+
+
+def rest_extension(rest_key: str, rest: Alternative) -> str | None:
+    """The extension (text after the last '.') every path matched by ``rest`` ends with, if any.
+
+    Only when ``rest`` ends with a segment (not ``**``) whose fixed tail holds a
+    dot, as ``*.py`` or ``test_*.spec.ts``: that segment is the path's last, so
+    the path's last segment ends with the tail and its extension is the tail's.
+    """
+    if rest_key in _REST_EXTENSIONS:
+        return _REST_EXTENSIONS[rest_key]
+    ext = None
+    last = rest[-1]
+    if last is not GLOBSTAR:
+        tail: list[str] = []
+        for tok in reversed(last.tokens):  # type: ignore[union-attr]
+            char = None if tok is sg.STAR else sg.cs.singleton(tok)
+            if char is None:
+                break
+            tail.append(char)
+        text = "".join(reversed(tail))
+        if "." in text:
+            ext = text.rpartition(".")[2]
+    if len(_REST_EXTENSIONS) >= 8192:
+        _REST_EXTENSIONS.clear()
+    _REST_EXTENSIONS[rest_key] = ext
+    return ext
 
 
 # --------------------------------------------------------------------------
@@ -272,6 +456,19 @@ def _parents(path: str) -> list[str]:
 
 # --------------------------------------------------------------------------
 # Overlap
+#
+# A pattern is compiled into one automaton over path segments that holds all
+# of its brace alternatives side by side: position p of the flat element list
+# is a segment, a GLOBSTAR, or the END of one alternative. A set of positions
+# is a bit mask, so stepping a whole brace expansion over one path segment is
+# one pass over the set bits, never a product of alternatives.
+#
+# Two patterns a and b are decided by walking a's automaton over the literal
+# leading segments of each alternative of b (any common path must start with
+# them), then searching the product of a (from the positions reached) and
+# the rest of b's alternative. That rest is one of few shapes (``**``,
+# ``*/**``, ``*.py``, ``**/*.py`` …), so its verdicts are memoised by
+# (a, positions, rest) and shared by every live pattern of the same shape.
 
 
 def overlap_example(a: str, b: str) -> str | None:
@@ -289,55 +486,71 @@ def _overlap(a: str, b: str) -> str | None:
     n = min(len(pa.literal_prefix), len(pb.literal_prefix))
     if pa.literal_prefix[:n] != pb.literal_prefix[:n]:
         return None
-    for alt_a in pa.alternatives:
-        for alt_b in pb.alternatives:
-            found = alternatives_overlap(alt_a, alt_b)
-            if found is not None:
-                return found
+    masks: dict[tuple[str, ...], int] = {(): pa.starts}
+    for entry in pb.entries:
+        mask = pa.mask_after(entry.prefix, masks)
+        if not mask:
+            continue
+        words = pa.rest_words(mask, bool(entry.prefix), entry.rest_key, entry.rest)
+        if words is not None:
+            return "/".join(entry.prefix + words)
     return None
 
 
-def alternatives_overlap(a: Alternative, b: Alternative) -> str | None:
-    """A path matched by both alternatives, by breadth-first search of the product.
+_NO_OVERLAP = ()
+_REST_MEMO: dict[tuple[str, int, bool, str], tuple[str, ...] | None] = {}
+_REST_MEMO_CAP = 1 << 18
 
-    States are (element of A, element of B, whether a segment was consumed
-    yet); there are at most 2·(len(a)+1)·(len(b)+1) of them. Breadth-first
-    keeps examples short.
+
+def _search(
+    auto: CompiledPattern, mask: int, nonempty: bool, rest: Alternative
+) -> tuple[str, ...] | None:
+    """Words w such that ``auto`` accepts w from ``mask`` and ``rest`` accepts w.
+
+    Breadth-first over states (position of auto, element of rest, consumed
+    a segment yet); at most 2·|auto|·(|rest|+1) states. With ``nonempty``
+    False the words must not be empty (the prefix before them was).
     """
-    la, lb = len(a), len(b)
-    start = (0, 0, False)
-    parent: dict[tuple[int, int, bool], tuple[tuple[int, int, bool], str | None] | None] = {
-        start: None
-    }
-    queue = deque([start])
+    kinds, segs = auto.kinds, auto.segs
+    lr = len(rest)
+    parent: dict[tuple[int, int, bool], tuple[tuple[int, int, bool], str | None] | None] = {}
+    queue: deque[tuple[int, int, bool]] = deque()
+    m = mask
+    while m:
+        low = m & -m
+        m ^= low
+        state = (low.bit_length() - 1, 0, nonempty)
+        parent[state] = None
+        queue.append(state)
     while queue:
         state = queue.popleft()
-        i, j, nonempty = state
-        if i == la and j == lb:
-            if nonempty:
-                return _spell(parent, state)
+        p, j, ne = state
+        kind = kinds[p]
+        if kind == _END and j == lr:
+            if ne:
+                return _spell_words(parent, state)
             continue
-        ea = a[i] if i < la else None
-        eb = b[j] if j < lb else None
+        eb = rest[j] if j < lr else None
         moves: list[tuple[tuple[int, int, bool], str | None]] = []
-        if ea is GLOBSTAR:
-            moves.append(((i + 1, j, nonempty), None))
+        if kind == _GLOB:
+            moves.append(((p + 1, j, ne), None))
         if eb is GLOBSTAR:
-            moves.append(((i, j + 1, nonempty), None))
-        if ea is GLOBSTAR and eb is GLOBSTAR and not nonempty:
-            moves.append(((i, j, True), "a"))
-        if ea is GLOBSTAR and isinstance(eb, Segment):
-            word = sg.witness(eb)
-            if word is not None:
-                moves.append(((i, j + 1, True), word))
-        if eb is GLOBSTAR and isinstance(ea, Segment):
-            word = sg.witness(ea)
-            if word is not None:
-                moves.append(((i + 1, j, True), word))
-        if isinstance(ea, Segment) and isinstance(eb, Segment):
-            word = sg.intersect(ea, eb)
-            if word is not None:
-                moves.append(((i + 1, j + 1, True), word))
+            moves.append(((p, j + 1, ne), None))
+            if kind == _GLOB and not ne:
+                moves.append(((p, j, True), "a"))
+            elif kind == _SEG:
+                word = sg.witness(segs[p])
+                if word is not None:
+                    moves.append(((p + 1, j, True), word))
+        elif eb is not None:
+            if kind == _GLOB:
+                word = sg.witness(eb)  # type: ignore[arg-type]
+                if word is not None:
+                    moves.append(((p, j + 1, True), word))
+            elif kind == _SEG:
+                word = sg.intersect(segs[p], eb)  # type: ignore[arg-type]
+                if word is not None:
+                    moves.append(((p + 1, j + 1, True), word))
         for nxt, word in moves:
             if nxt not in parent:
                 parent[nxt] = (state, word)
@@ -345,7 +558,7 @@ def alternatives_overlap(a: Alternative, b: Alternative) -> str | None:
     return None
 
 
-def _spell(parent: dict, state: tuple[int, int, bool]) -> str:
+def _spell_words(parent: dict, state: tuple[int, int, bool]) -> tuple[str, ...]:
     words: list[str] = []
     link = parent[state]
     while link is not None:
@@ -353,7 +566,7 @@ def _spell(parent: dict, state: tuple[int, int, bool]) -> str:
         if word is not None:
             words.append(word)
         link = parent[state]
-    return "/".join(reversed(words))
+    return tuple(reversed(words))
 
 
 def iter_alternatives(pattern: str) -> Iterator[str]:
@@ -361,14 +574,17 @@ def iter_alternatives(pattern: str) -> Iterator[str]:
     yield from _expand(pattern, _EXPANSION_CAP)
 
 
+def clear_verdict_caches() -> None:
+    """Forget every memoised verdict, keeping compiled patterns (as a server compiles
+    a pattern when it normalises it)."""
+    _overlap.cache_clear()
+    _REST_MEMO.clear()
+    sg.intersect.cache_clear()
+    sg.witness.cache_clear()
+
+
 def clear_caches() -> None:
     """Empty every module-level cache (benchmarks measure cold costs with it)."""
-    for fn in (
-        compile_pattern,
-        claims,
-        _overlap,
-        sg.parse_segment,
-        sg.intersect,
-        sg.witness,
-    ):
+    clear_verdict_caches()
+    for fn in (compile_pattern, claims, sg.parse_segment):
         fn.cache_clear()
