@@ -41,6 +41,7 @@ browser:
 bench: $(STAMP)
 	$(PY) bench/conflicts.py
 	$(PY) bench/fanout.py
+	$(PY) bench/hook.py
 	$(PY) bench/coordination.py
 
 clean:

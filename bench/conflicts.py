@@ -4,18 +4,22 @@ Run: .venv/bin/python bench/conflicts.py
 
 Prints, in one run:
 * check-in latency (5 patterns against N live sessions x 5 patterns) for
-  N = 1,000 and 10,000, with the indexed ConflictDetector (module caches as a
-  running server has them, and with every cache cleared before each check-in),
+  N = 1,000 and 10,000, with the indexed ConflictDetector (memoised verdicts as
+  a running server has them, and with every verdict cache cleared before each
+  check-in), the share of check-ins holding a wildcard-first pattern,
   the naive all-pairs exact check, and the both-directions fnmatch baseline;
 * how many real overlaps the fnmatch baseline misses (and false alarms it
   raises) on the same pairs;
 * conflicts/check of 1,000 staged paths against 1,000 sessions;
-* the slowest single pattern pair among adversarial pairs at the limits.
+* the cost of single adversarial pattern pairs at the limits (and that
+  patterns over the limits are refused);
+* the load average, since the figures are wall-clock times.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import random
 import statistics
 import sys
@@ -26,7 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.domain.patterns import (
+    PatternError,
+    PatternLimits,
     clear_caches,
+    clear_verdict_caches,
     compile_pattern,
     normalise_pattern,
     overlap_example,
@@ -139,15 +146,19 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return p50 * 1000, p99 * 1000
 
 
-def time_each(fn, queries: list[list[str]], *, cold: bool = False) -> tuple[float, float]:
+def time_each(fn, queries: list[list[str]], *, cold: bool = False) -> list[float]:
     samples = []
     for mine in queries:
         if cold:
-            clear_caches()
+            clear_verdict_caches()
         t0 = time.perf_counter()
         fn(mine)
         samples.append(time.perf_counter() - t0)
-    return percentiles(samples)
+    return samples
+
+
+def wildcard_first(pattern: str) -> bool:
+    return any(not e.prefix for e in compile_pattern(pattern).entries)
 
 
 def checkin_rows(rng: random.Random, dirs: list[str], files: list[str], n: int) -> list[tuple]:
@@ -159,7 +170,10 @@ def checkin_rows(rng: random.Random, dirs: list[str], files: list[str], n: int) 
     queries = [[make_pattern(rng, dirs, files) for _ in range(5)] for _ in range(CHECKINS)]
     # Warm: the caches hold what earlier check-ins left, as in a running server.
     warm = time_each(lambda mine: detector.find(patterns=mine), queries)
-    cold_n = 20 if n <= 1000 else 5
+    wild = [t for t, q in zip(warm, queries, strict=True) if any(map(wildcard_first, q))]
+    # Cold: every memoised verdict forgotten before each check-in; patterns stay
+    # compiled (the server compiles a pattern when it normalises it).
+    cold_n = 40 if n <= 1000 else 20
     cold = time_each(lambda mine: detector.find(patterns=mine), queries[:cold_n], cold=True)
     few = 5 if n <= 1000 else 2
     naive = time_each(lambda mine: naive_exact(scopes, mine), queries[-few:])
@@ -175,18 +189,29 @@ def checkin_rows(rng: random.Random, dirs: list[str], files: list[str], n: int) 
                     real += exact
                     missed += exact and not guess
                     false_alarm += guess and not exact
-        got = {c.session_id for c in detector.find(patterns=mine)}
+    for mine in queries[:few] + queries[-few:]:
+        got = [
+            (c.session_id, o.pattern, o.their_pattern)
+            for c in detector.find(patterns=mine)
+            for o in c.overlapping_files
+        ]
         want = {
-            s.session_id
+            (s.session_id, m, t)
             for s in scopes
-            if any(overlap_example(m, t) for m in mine for t in s.patterns)
+            for m in dict.fromkeys(mine)
+            for t in dict.fromkeys(s.patterns)
+            if overlap_example(m, t) is not None
         }
-        assert got == want, "detector disagrees with all-pairs"
+        assert len(got) == len(set(got)) and set(got) == want, "detector disagrees with all-pairs"
     return [
-        (f"check-in, {n:,} sessions: indexed (warm caches)", *warm),
-        (f"check-in, {n:,} sessions: indexed (caches cleared each time)", *cold),
-        (f"check-in, {n:,} sessions: naive all-pairs exact", *naive),
-        (f"check-in, {n:,} sessions: both-directions fnmatch", *fnm),
+        (f"check-in, {n:,} sessions: indexed (warm caches)", *percentiles(warm)),
+        (
+            f"  of which the {len(wild)} holding a wildcard-first pattern",
+            *percentiles(wild),
+        ),
+        (f"check-in, {n:,} sessions: indexed (verdict caches cleared)", *percentiles(cold)),
+        (f"check-in, {n:,} sessions: naive all-pairs exact", *percentiles(naive)),
+        (f"check-in, {n:,} sessions: both-directions fnmatch", *percentiles(fnm)),
         ("__accuracy__", n, real, missed, false_alarm, build_ms),
     ]
 
@@ -195,60 +220,92 @@ def paths_rows(rng: random.Random, dirs: list[str], files: list[str]) -> list[tu
     clear_caches()
     scopes = make_scopes(rng, 1000, dirs, files)
     detector = ConflictDetector(scopes)
-    batches = [rng.sample(files, 1000) for _ in range(12)]
+    batches = [rng.sample(files, 1000) for _ in range(20)]
     indexed = time_each(lambda paths: detector.find(paths=paths), batches)
+    cold = time_each(lambda paths: detector.find(paths=paths), batches[:5], cold=True)
 
-    def naive(paths: list[str]) -> int:
-        return sum(
-            1
+    def naive(paths: list[str]) -> set[tuple[str, str, str]]:
+        return {
+            (s.session_id, p, t)
             for s in scopes
-            if any(compile_pattern(t).claims(p) for p in paths for t in s.patterns)
-        )
+            for t in s.patterns
+            for p in paths
+            if compile_pattern(t).claims(p)
+        }
 
     slow = time_each(naive, batches[:1])
+    got = [
+        (c.session_id, o.pattern, o.their_pattern)
+        for c in detector.find(paths=batches[0])
+        for o in c.overlapping_files
+    ]
+    assert len(got) == len(set(got)) and set(got) == naive(batches[0]), "paths disagree"
     return [
-        ("conflicts/check 1,000 paths x 1,000 sessions: indexed", *indexed),
-        ("conflicts/check 1,000 paths x 1,000 sessions: naive all-pairs", *slow),
+        ("conflicts/check 1,000 paths x 1,000 sessions: indexed", *percentiles(indexed)),
+        ("conflicts/check 1,000 paths x 1,000 sessions: caches cleared", *percentiles(cold)),
+        ("conflicts/check 1,000 paths x 1,000 sessions: naive all-pairs", *percentiles(slow)),
     ]
 
 
+BRACES_6 = "{a,b}" * 6  # 64 alternatives
 ADVERSARIAL = [
     ("64 stars vs 64 stars", "*a" * 32, "*b" * 32),
     ("star + 1000 a's vs star + 999 a's + b", "*" + "a" * 1000, "*" + "a" * 999 + "b"),
     ("'*a' + 62 '?' vs '*b' + 62 '?' (DFA blow-up)", "*a" + "?" * 62, "*b" + "?" * 62),
     ("'*a' + 62 '?' vs 'b' x 63 + '*'", "*a" + "?" * 62, "b" * 63 + "*"),
-    ("31 globstars each side", "/".join(["**", "a"] * 31), "/".join(["**", "b"] * 31)),
-    ("globstars vs 500 literal segments", "/".join(["**", "a"] * 20), "/".join(["a"] * 500)),
     ("64 classes vs 64 negated classes", "[ab]" * 64, "[!ab]" * 64),
+    ("16 globstars each side", "/".join(["**", "a"] * 16), "/".join(["**", "b"] * 16)),
+    ("16 globstars vs 500 literal segments", "/".join(["**", "a"] * 16), "/".join(["a"] * 500)),
+    ("16 globstars vs 340 literal segments + 'b'", "/".join(["**", "a"] * 16), "a/" * 340 + "b"),
     (
-        "256 segment braces vs 256 segment braces",
-        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/{m,n}/{o,p}/*",
-        "{q,r}/{s,t}/{u,v}/{w,x}/{y,z}/{0,1}/{2,3}/{4,5}/*",
+        "64 segment braces vs 64 segment braces",
+        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/*",
+        "{q,r}/{s,t}/{u,v}/{w,x}/{y,z}/{0,1}/*",
     ),
     (
-        "256 in-segment braces vs 256 in-segment braces",
-        "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}*",
-        "*{q,r}{s,t}{u,v}{w,x}{y,z}{0,1}{2,3}{4,5}",
+        "64 in-segment braces vs 64 in-segment braces (disjoint)",
+        "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}*",
+        "{q,r}{s,t}{u,v}{w,x}{y,z}{0,1}*",
     ),
     (
-        "256 braces of '*' vs 256 braces (overlap at the last pair)",
-        "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}x*",
-        "*y{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}",
+        "64 in-segment braces vs 64 in-segment braces (overlap)",
+        "{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}*",
+        "*{q,r}{s,t}{u,v}{w,x}{y,z}{0,1}",
     ),
+    ("64 braces + '*' vs 64 braces + '*' (overlap)", BRACES_6 + "x*", "*y" + BRACES_6),
+    ("64 braces of 1 globstar vs 64 braces", "**/" + BRACES_6 + "/**", BRACES_6 + "/**/z"),
+    (
+        "64 x 16-globstar braces vs 64 braces",
+        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/" + "/".join(["**", "x"] * 15),
+        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/" + "/".join(["**", "y"] * 15),
+    ),
+    ("(over the limits) 256 alternatives", "{a,b}" * 8 + "*", "*"),
+    ("(over the limits) 31 globstars", "/".join(["**", "a"] * 31), "*"),
 ]
 
 
 def adversarial_rows() -> list[tuple]:
+    """Cold (all caches cleared): normalise and compile both, then decide; worst of 5."""
     rows = []
     for name, a, b in ADVERSARIAL:
-        a, b = normalise_pattern(a), normalise_pattern(b)
-        samples = []
+        prepare, decide = [], []
+        verdict = "refused"
         for _ in range(5):
             clear_caches()
             t0 = time.perf_counter()
-            result = overlap_example(a, b)
-            samples.append(time.perf_counter() - t0)
-        rows.append((name, max(samples) * 1000, "overlap" if result else "disjoint"))
+            try:
+                pa, pb = normalise_pattern(a), normalise_pattern(b)
+            except PatternError:
+                prepare.append(time.perf_counter() - t0)
+                continue
+            t1 = time.perf_counter()
+            found = overlap_example(pa, pb)
+            decide.append(time.perf_counter() - t1)
+            prepare.append(t1 - t0)
+            verdict = "overlap" if found is not None else "disjoint"
+        rows.append(
+            (name, max(prepare) * 1000, max(decide) * 1000 if decide else float("nan"), verdict)
+        )
     return rows
 
 
@@ -256,9 +313,18 @@ def main() -> None:
     rng = random.Random(SEED)
     dirs, files = make_repo(rng)
     started = time.perf_counter()
+    load_before = os.getloadavg()
     rows = checkin_rows(rng, dirs, files, 1000) + checkin_rows(rng, dirs, files, 10_000)
     rows += paths_rows(rng, dirs, files)
-    print(f"Python {sys.version.split()[0]}, {CHECKINS} check-ins of 5 patterns each; ms")
+    limits = PatternLimits()
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"{CHECKINS} check-ins of 5 patterns each"
+    )
+    print(
+        f"limits: max_length {limits.max_length}, max_wildcards {limits.max_wildcards}, "
+        f"max_brace_expansion {limits.max_brace_expansion}"
+    )
     print()
     print(f"{'workload':<66} {'p50 ms':>9} {'p99 ms':>9}")
     print("-" * 86)
@@ -279,12 +345,20 @@ def main() -> None:
             f"index built in {build_ms:.0f} ms"
         )
     print()
-    print(f"{'adversarial pair (cold caches, worst of 5)':<66} {'ms':>9} {'verdict':>9}")
+    title = "adversarial pair (cold, worst of 5)"
+    print(f"{title:<56} {'compile ms':>10} {'decide ms':>9} {'verdict':>9}")
     print("-" * 86)
-    for name, ms, verdict in adversarial_rows():
-        print(f"{name:<66} {ms:>9.3f} {verdict:>9}")
+    for name, prepare_ms, decide_ms, verdict in adversarial_rows():
+        print(f"{name:<56} {prepare_ms:>10.3f} {decide_ms:>9.3f} {verdict:>9}")
     print()
+    load_after = os.getloadavg()
     print(f"total run time {time.perf_counter() - started:.0f} s")
+    print(
+        "load average (1, 5, 15 min) at start "
+        + ", ".join(f"{x:.2f}" for x in load_before)
+        + "; at end "
+        + ", ".join(f"{x:.2f}" for x in load_after)
+    )
 
 
 if __name__ == "__main__":

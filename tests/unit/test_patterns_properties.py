@@ -16,8 +16,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from wcmatch import glob
 
+from agentlanes.domain import segments as sg
 from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.domain.patterns import (
+    GLOBSTAR,
+    Automaton,
     PatternError,
     claims,
     compile_pattern,
@@ -150,3 +153,146 @@ def test_detector_agrees_with_all_pairs(
             assert got == pairs
         else:
             assert s.session_id not in found
+
+
+# --------------------------------------------------------------------------
+# The fast paths and pre-filters never change a verdict.
+
+
+def reference_overlap(a: str, b: str) -> bool:
+    """The plain engine: every alternative of a against every one of b, breadth-first
+    over (element of a, element of b, consumed a segment yet). No index, no
+    prefix walk, no memo shared between shapes, no bit masks."""
+    for alt_a in compile_pattern(a).alternatives:
+        for alt_b in compile_pattern(b).alternatives:
+            if _reference_pair(alt_a, alt_b):
+                return True
+    return False
+
+
+def _reference_pair(a: tuple, b: tuple) -> bool:
+    la, lb = len(a), len(b)
+    seen = {(0, 0, False)}
+    todo = [(0, 0, False)]
+    while todo:
+        i, j, nonempty = todo.pop()
+        if i == la and j == lb:
+            if nonempty:
+                return True
+            continue
+        ea = a[i] if i < la else None
+        eb = b[j] if j < lb else None
+        moves = []
+        if ea is GLOBSTAR:
+            moves.append((i + 1, j, nonempty))
+        if eb is GLOBSTAR:
+            moves.append((i, j + 1, nonempty))
+        if ea is GLOBSTAR and eb is GLOBSTAR:
+            moves.append((i, j, True))
+        if ea is GLOBSTAR and isinstance(eb, sg.Segment) and sg.witness(eb) is not None:
+            moves.append((i, j + 1, True))
+        if eb is GLOBSTAR and isinstance(ea, sg.Segment) and sg.witness(ea) is not None:
+            moves.append((i + 1, j, True))
+        if (
+            isinstance(ea, sg.Segment)
+            and isinstance(eb, sg.Segment)
+            and sg.intersect(ea, eb) is not None
+        ):
+            moves.append((i + 1, j + 1, True))
+        for nxt in moves:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+@FAST
+@given(pattern, pattern)
+def test_indexed_verdict_equals_the_plain_product_search(a: str, b: str) -> None:
+    assert (overlap_example(a, b) is not None) == reference_overlap(a, b), (a, b)
+
+
+segment_text = st.lists(st.sampled_from(ATOMS[:-3]), min_size=1, max_size=5).map("".join)
+
+
+@FAST
+@given(segment_text, segment_text)
+def test_head_and_tail_filter_never_rules_out_an_intersection(x: str, y: str) -> None:
+    a, b = sg.parse_segment(x), sg.parse_segment(y)
+    if sg.intersect(a, b) is not None:
+        assert sg.may_intersect(a, b), (x, y)
+
+
+@FAST
+@given(st.lists(segment_text, min_size=1, max_size=8), segment_text)
+def test_compatible_positions_are_exactly_the_intersecting_ones(texts: list[str], x: str) -> None:
+    automaton = Automaton([(sg.parse_segment(t),) for t in texts])
+    seg = sg.parse_segment(x)
+    expected = 0
+    for p, other in enumerate(automaton.segs):
+        if other is not None and sg.intersect(seg, other) is not None:
+            expected |= 1 << p
+    assert automaton.compatible(seg) == expected
+
+
+@FAST
+@given(st.text(alphabet="ab.-_Z9*?", min_size=1, max_size=8))
+def test_plain_segments_parse_as_wcmatch_parses_them(text: str) -> None:
+    tokens: list = []
+    wildcard = sg._walk(sg.sre_parse.parse(sg._translate(text)), tokens)
+    collapsed: list = []
+    for tok in tokens:
+        if not (tok is sg.STAR and collapsed and collapsed[-1] is sg.STAR):
+            collapsed.append(tok)
+    parsed = sg.parse_segment(text)
+    assert list(parsed.tokens) == collapsed
+    assert (parsed.literal is None) == wildcard
+
+
+@FAST
+@given(pattern, st.lists(st.sampled_from(PATH_SEGMENTS), min_size=1, max_size=4))
+def test_walking_a_prefix_keeps_exactly_the_paths_below_it(p: str, words: list[str]) -> None:
+    # The trie walk rules out a subtree when no position survives its literal
+    # prefix: then no claimed path may start with that prefix.
+    cp = compile_pattern(p)
+    mask = cp.mask_after(tuple(words), {})
+    below = [u for u in UNIVERSE if u.split("/")[: len(words)] == words]
+    if not mask:
+        assert not any(oracle_claims(p, u) for u in below), (p, words)
+
+
+@SLOW
+@given(
+    st.lists(st.lists(pattern, min_size=1, max_size=3), min_size=1, max_size=10),
+    st.lists(pattern, min_size=1, max_size=3),
+    st.lists(st.sampled_from(UNIVERSE), max_size=8),
+)
+def test_detector_examples_are_claimed_by_both(
+    theirs: list[list[str]], mine: list[str], paths: list[str]
+) -> None:
+    scopes = [Scope(f"s{i}", f"agent{i}", None, tuple(ps)) for i, ps in enumerate(theirs)]
+    detector = ConflictDetector(scopes)
+    seen = set()
+    for conflict in detector.find(patterns=mine, paths=paths):
+        for o in conflict.overlapping_files:
+            assert (conflict.session_id, o.pattern, o.their_pattern) not in seen
+            seen.add((conflict.session_id, o.pattern, o.their_pattern))
+            assert oracle_claims(o.their_pattern, o.example), o
+            if o.pattern in paths:
+                assert o.example == o.pattern
+            else:
+                assert oracle_claims(o.pattern, o.example), o
+    expected = {
+        (s.session_id, m, t)
+        for s in scopes
+        for m in mine
+        for t in s.patterns
+        if reference_overlap(m, t)
+    } | {
+        (s.session_id, u, t)
+        for s in scopes
+        for u in paths
+        for t in s.patterns
+        if oracle_claims(t, u)
+    }
+    assert seen == expected

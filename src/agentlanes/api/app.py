@@ -16,6 +16,7 @@ from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
 from agentlanes.api.checkpoints import CheckpointController
 from agentlanes.api.consensus import ConsensusController
+from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
     return Litestar(
         route_handlers=[
             ProjectController,
+            CurrentProjectController,
             SessionController,
             EventController,
             events_socket,

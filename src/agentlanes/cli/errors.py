@@ -13,6 +13,10 @@ EXIT_NO_SESSION = 5
 class CommandError(Exception):
     """A failure to report as one line on stderr, with an exit code."""
 
-    def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
+    def __init__(
+        self, message: str, exit_code: int = EXIT_USAGE, payload: dict[str, object] | None = None
+    ) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        # The error as JSON, printed on stdout under --json (agents parse stdout).
+        self.payload = payload

@@ -21,6 +21,11 @@ from agentlanes.cli.errors import CommandError
 COMMAND_MODULES = (
     "agentlanes.cli.serve",
     "agentlanes.cli.project",
+    "agentlanes.cli.session",
+    "agentlanes.cli.watch",
+    "agentlanes.cli.hook",
+    "agentlanes.cli.guard",
+    "agentlanes.cli.mcp",
 )
 
 
@@ -28,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentlanes",
         description="Real-time presence and conflict service for coding agents.",
+        epilog="exit codes: 0 ok, 1 conflict or refused, 2 bad input, 3 unreachable, "
+        "4 server error answer, 5 no local session",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -42,6 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = args.func(args)
     except CommandError as exc:
+        if getattr(args, "json", False):
+            import json
+
+            body = exc.payload or {"error": {"code": "CLI_ERROR", "message": str(exc)}}
+            print(json.dumps({**body, "exit_code": exc.exit_code}))
         print(f"agentlanes: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

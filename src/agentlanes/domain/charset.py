@@ -111,14 +111,37 @@ def singleton(cs: CharSet) -> str | None:
 
 def to_regex(cs: CharSet) -> str:
     """A regular-expression class matching exactly the set."""
+    if not cs:
+        return "(?!)"
+    if len(cs) == 1 and cs[0][0] == cs[0][1]:
+        return _escape(cs[0][0])
+    if cs[-1][1] == _MAX:
+        # Spell a set that runs to the last code point as the negation of what
+        # it lacks: Python's regex compiler takes hundreds of milliseconds over
+        # a class such as [\x01-.0-\U0010ffff], and no time over [^/\x00].
+        lacking: list[tuple[int, int]] = []
+        nxt = 0
+        for lo, hi in cs:
+            if lo > nxt:
+                lacking.append((nxt, lo - 1))
+            nxt = hi + 1
+        return "[^" + _ranges(lacking) + "]"
+    return "[" + _ranges(list(cs)) + "]"
+
+
+def _ranges(intervals: list[tuple[int, int]]) -> str:
     parts = []
-    for lo, hi in cs:
+    for lo, hi in intervals:
         if lo == hi:
             parts.append(_escape(lo))
         else:
             parts.append(f"{_escape(lo)}-{_escape(hi)}")
-    return "[" + "".join(parts) + "]" if parts else "(?!)"
+    return "".join(parts)
 
 
 def _escape(code: int) -> str:
-    return f"\\U{code:08x}"
+    # Plain letters and digits as themselves: the regex parser reads long
+    # escape sequences slowly, and compiling is part of every new pattern's cost.
+    if code < 128 and chr(code).isalnum():
+        return chr(code)
+    return f"\\x{code:02x}" if code < 256 else f"\\U{code:08x}"

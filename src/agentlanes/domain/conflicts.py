@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
-from .patterns import Alternative, CompiledPattern, compile_pattern, rest_extension, rest_regex
+from .patterns import CompiledPattern, Rest, compile_pattern
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class _Group:
 
     __slots__ = ("members", "rest")
 
-    def __init__(self, rest: Alternative) -> None:
+    def __init__(self, rest: Rest) -> None:
         self.rest = rest
         self.members: dict[str, int] = {}  # pattern -> index of its first such alternative
 
@@ -77,7 +77,7 @@ class _Node:
 
     def __init__(self, path: str, depth: int) -> None:
         self.children: dict[str, _Node] = {}
-        self.groups: dict[str, _Group] = {}  # rest_key -> group
+        self.groups: dict[str, _Group] = {}  # Rest.key -> group
         self.path = path  # the literal segments above this node, joined by '/'
         self.depth = depth
 
@@ -142,7 +142,7 @@ class ConflictDetector:
                 self._trie_remove(pattern)
 
     def _trie_add(self, pattern: str) -> None:
-        for index, entry in enumerate(compile_pattern(pattern).entries):
+        for entry in compile_pattern(pattern).entries:
             node = self._root
             for seg in entry.prefix:
                 child = node.children.get(seg)
@@ -150,10 +150,10 @@ class ConflictDetector:
                     path = f"{node.path}/{seg}" if node.path else seg
                     child = node.children[seg] = _Node(path, node.depth + 1)
                 node = child
-            group = node.groups.get(entry.rest_key)
+            group = node.groups.get(entry.rest.key)
             if group is None:
-                group = node.groups[entry.rest_key] = _Group(entry.rest)
-            group.members.setdefault(pattern, index)
+                group = node.groups[entry.rest.key] = _Group(entry.rest)
+            group.members.setdefault(pattern, entry.index)
 
     def _trie_remove(self, pattern: str) -> None:
         for entry in compile_pattern(pattern).entries:
@@ -165,11 +165,11 @@ class ConflictDetector:
                 path.append(child)
             else:
                 node = path[-1]
-                group = node.groups.get(entry.rest_key)
+                group = node.groups.get(entry.rest.key)
                 if group is not None:
                     group.members.pop(pattern, None)
                     if not group.members:
-                        del node.groups[entry.rest_key]
+                        del node.groups[entry.rest.key]
                 # Prune empty leaves so the trie does not grow with history.
                 for depth in range(len(entry.prefix), 0, -1):
                     node = path[depth]
@@ -191,7 +191,7 @@ class ConflictDetector:
                     if at in memo:
                         words = memo[at]
                     else:
-                        words = memo[at] = cp.rest_words(mask, nonempty, key, group.rest)
+                        words = memo[at] = cp.rest_words(mask, nonempty, group.rest)
                     if words is None:
                         continue
                     if not words:
@@ -221,8 +221,8 @@ class ConflictDetector:
                             stack.append((child, after))
         return found
 
-    def _claims_of(self, paths: list[str]) -> dict[str, list[str]]:
-        """Every live pattern claiming one of ``paths``: {pattern: [paths, in the given order]}."""
+    def _claims_of(self, paths: list[str]) -> dict[str, dict[str, None]]:
+        """Every live pattern claiming one of ``paths``: {pattern: {path: None}}."""
         keyed = sorted((tuple(p.split("/")), p) for p in paths)
         segs = [k for k, _ in keyed]
         names = [p for _, p in keyed]
@@ -233,7 +233,7 @@ class ConflictDetector:
             base = parts[-1]
             if "." in base:
                 by_ext.setdefault(base.rpartition(".")[2], []).append(n)
-        found: dict[str, list[str]] = {}
+        found: dict[str, dict[str, None]] = {}
         stack = [(self._root, 0, len(keyed))]
         while stack:
             node, lo, hi = stack.pop()
@@ -244,9 +244,9 @@ class ConflictDetector:
                 elif key == "*/**":  # 'dir/**': everything strictly below
                     claimed = [names[n] for n in range(lo, hi) if len(segs[n]) > depth]
                 else:
-                    rx = rest_regex(key, group.rest)
+                    rx = group.rest.regex
                     start = len(node.path) + 1 if depth else 0
-                    ext = rest_extension(key, group.rest)
+                    ext = group.rest.extension
                     if ext is None:
                         candidates: Iterable[int] = range(lo, hi)
                     else:
@@ -258,8 +258,10 @@ class ConflictDetector:
                         if rx.fullmatch("/" + names[n], start) is not None
                     ]
                 if claimed:
+                    # A pattern filed at several nodes (brace alternatives) may
+                    # claim a path from more than one of them: keep it once.
                     for theirs in group.members:
-                        found.setdefault(theirs, []).extend(claimed)
+                        found.setdefault(theirs, {}).update(dict.fromkeys(claimed))
             if not node.children:
                 continue
             # Paths below this node are sorted by their next segment.

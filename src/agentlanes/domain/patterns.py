@@ -19,8 +19,8 @@ Imports only the standard library and wcmatch: the git hook loads this.
 from __future__ import annotations
 
 import re
-from collections import deque
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import islice
@@ -38,14 +38,21 @@ _ALT_FLAGS = FLAGS & ~glob.BRACE  # for one brace alternative
 
 @dataclass(frozen=True)
 class PatternLimits:
-    """Guard rails on what a client may send. The server passes its settings."""
+    """Guard rails on what a client may send. The server passes its settings.
+
+    The defaults keep every pair of allowed patterns decidable in a few
+    milliseconds (``bench/conflicts.py`` shows the adversarial pairs): each
+    ``**`` counts as two wildcards, and all brace alternatives together may
+    hold at most ``EXPANSION_LENGTH_FACTOR`` times ``max_length`` characters.
+    """
 
     max_length: int = 1024
-    max_wildcards: int = 64
-    max_brace_expansion: int = 256
+    max_wildcards: int = 32
+    max_brace_expansion: int = 64
 
 
 DEFAULT_LIMITS = PatternLimits()
+EXPANSION_LENGTH_FACTOR = 4
 
 
 class PatternError(ValueError):
@@ -113,9 +120,9 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     """Normalise a file pattern (SPEC rules) and check it against the limits.
 
     Refuses (PatternError): empty, absolute, a ``..`` or ``.`` segment, a NUL
-    byte, too long, too many wildcards, a brace expansion that is too large
-    or yields an absolute or ``..`` alternative, and anything wcmatch cannot
-    compile.
+    byte, too long, too many wildcards, a brace expansion that yields too
+    many alternatives, too many characters in all, or an absolute or ``..``
+    alternative, and anything wcmatch cannot compile.
     """
     if len(raw) > limits.max_length * 2:
         raise PatternError(raw[:80] + "…", f"pattern longer than {limits.max_length} characters")
@@ -126,6 +133,9 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     if wildcards > limits.max_wildcards:
         raise PatternError(text, f"pattern has more than {limits.max_wildcards} wildcards")
     alternatives = _expand(text, limits.max_brace_expansion)
+    expanded = limits.max_length * EXPANSION_LENGTH_FACTOR
+    if sum(len(alt) for alt in alternatives) > expanded:
+        raise PatternError(text, f"brace expansion longer than {expanded} characters in all")
     for alt in alternatives:
         if alt.startswith("/"):
             raise PatternError(text, f"brace alternative {alt!r} is absolute")
@@ -162,49 +172,113 @@ def _expand(pattern: str, limit: int) -> list[str]:
 _GLOB, _SEG, _END = 0, 1, 2  # kinds of automaton positions
 
 
-@dataclass(frozen=True, eq=False)
-class Entry:
-    """One brace alternative as (leading literal segments, the elements after them).
+def _mask(positions: list[int]) -> int:
+    """The bit mask of these positions, in linear time (``|=`` bit by bit is quadratic)."""
+    if not positions:
+        return 0
+    bits = bytearray(b"0" * (max(positions) + 1))
+    for p in positions:
+        bits[p] = 49  # '1'
+    return int(bits[::-1].decode(), 2)
 
-    Any path the alternative matches starts with ``prefix``; ``rest_key``
-    names ``rest`` (equal keys, equal elements), so verdicts on the rest can
-    be shared by every pattern of the same shape.
+
+class _Affixes:
+    """Positions by a fixed affix (a segment's head, or its tail reversed)."""
+
+    def __init__(self, by_affix: dict[str, list[int]]) -> None:
+        self.masks = {affix: _mask(ps) for affix, ps in by_affix.items()}
+        self.free = self.masks.pop("", 0)
+        self.sorted = sorted(self.masks)
+
+    def agreeing(self, affix: str) -> int:
+        """Positions whose affix is a prefix of ``affix`` or has it as a prefix."""
+        found = self.free
+        masks = self.masks
+        for k in range(1, len(affix)):
+            found |= masks.get(affix[:k], 0)
+        n = bisect_left(self.sorted, affix)
+        while n < len(self.sorted) and self.sorted[n].startswith(affix):
+            found |= masks[self.sorted[n]]
+            n += 1
+        return found
+
+
+class Automaton:
+    """Alternatives side by side as one automaton over path segments.
+
+    Position ``p`` (bit ``p`` of a mask) holds an element of one alternative:
+    ``kinds[p]`` is ``_GLOB``, ``_SEG`` (``segs[p]``), or ``_END`` (that
+    alternative is complete). A set of positions is an int, so a whole brace
+    expansion steps over a segment in one pass, never as a product.
     """
 
-    prefix: tuple[str, ...]
-    rest: Alternative
-    rest_key: str
+    def __init__(self, alternatives: Iterable[Alternative]) -> None:
+        kinds: list[int] = []
+        segs: list[Segment | None] = []
+        starts: list[int] = []
+        globstars: list[int] = []
+        ends: list[int] = []
+        witnessed: list[int] = []
+        by_segment: dict[Segment, list[int]] = {}
+        for alt in alternatives:
+            starts.append(len(kinds))
+            for el in alt:
+                if el is GLOBSTAR:
+                    globstars.append(len(kinds))
+                    kinds.append(_GLOB)
+                    segs.append(None)
+                else:
+                    by_segment.setdefault(el, []).append(len(kinds))  # type: ignore[arg-type]
+                    if sg.witness(el) is not None:  # type: ignore[arg-type]
+                        witnessed.append(len(kinds))
+                    kinds.append(_SEG)
+                    segs.append(el)  # type: ignore[arg-type]
+            ends.append(len(kinds))
+            kinds.append(_END)
+            segs.append(None)
+        self.kinds = tuple(kinds)
+        self.segs = tuple(segs)
+        self.literals = tuple(s.literal if s is not None else None for s in segs)
+        self.globstars = _mask(globstars)
+        self.ends = _mask(ends)
+        self.witnessed = _mask(witnessed)  # segment positions that accept some valid word
+        self.by_segment = {seg: _mask(ps) for seg, ps in by_segment.items()}
+        self.segments = _mask([p for ps in by_segment.values() for p in ps])
+        self.by_literal: dict[str, int] = {}  # positions of literal segments, by their word
+        by_head: dict[str, list[int]] = {}
+        by_tail: dict[str, list[int]] = {}
+        wild_segments: list[int] = []
+        for seg, ps in by_segment.items():
+            if seg.literal is not None:
+                self.by_literal[seg.literal] = self.by_segment[seg]
+            else:
+                wild_segments.extend(ps)
+            by_head.setdefault(seg.head, []).extend(ps)
+            by_tail.setdefault(seg.tail[::-1], []).extend(ps)
+        self.wild_segments = _mask(wild_segments)
+        self.wild = self.wild_segments | self.globstars  # positions reading more than one word
+        self._heads = _Affixes(by_head)
+        self._tails = _Affixes(by_tail)
+        self.starts = self.closure(_mask(starts))  # before any segment is read
 
-
-@dataclass(eq=False)
-class CompiledPattern:
-    """A pattern as alternatives of elements, one automaton over all of them, and a regex.
-
-    Automaton positions (bit ``p`` of a mask) hold the elements of every
-    alternative one after the other, each alternative closed by an END
-    position: ``kinds[p]`` is ``_GLOB``, ``_SEG`` or ``_END``.
-    """
-
-    source: str
-    alternatives: tuple[Alternative, ...]
-    literal_prefix: tuple[str, ...]  # leading literal segments common to all alternatives
-    entries: tuple[Entry, ...]  # one per alternative, in order
-    kinds: tuple[int, ...]
-    segs: tuple[Segment | None, ...]
-    literals: tuple[str | None, ...]  # the one word a literal segment position accepts
-    starts: int  # positions before any segment is read (closed under GLOBSTAR skips)
-    globstars: int  # mask of GLOBSTAR positions
-    ends: int  # mask of END positions
-    wild: int  # mask of positions that accept more than one word
-
-    @cached_property
-    def regex(self) -> re.Pattern[str]:
-        """Matches "/" + path for exactly the paths the pattern claims (built on first use)."""
-        return _regex(self.alternatives)
-
-    def claims(self, path: str) -> bool:
-        """Same verdict as :func:`claims` for a normalised path, much faster."""
-        return self.regex.fullmatch("/" + path) is not None
+    def compatible(self, seg: Segment) -> int:
+        """Segment positions whose segment shares a valid word with ``seg``."""
+        # Fixed heads must agree (one a prefix of the other), fixed tails too:
+        # an index of both rules out most positions before any pair is tried.
+        candidates = self._heads.agreeing(seg.head) & self._tails.agreeing(seg.tail[::-1])
+        ok = 0
+        checked: set[Segment] = set()
+        segs = self.segs
+        while candidates:
+            low = candidates & -candidates
+            candidates ^= low
+            other = segs[low.bit_length() - 1]
+            if other in checked:
+                continue
+            checked.add(other)  # type: ignore[arg-type]
+            if sg.may_intersect(seg, other) and sg.intersect(seg, other) is not None:  # type: ignore[arg-type]
+                ok |= self.by_segment[other]  # type: ignore[index]
+        return ok
 
     def closure(self, mask: int) -> int:
         """``mask`` plus every position reached by letting a GLOBSTAR match nothing."""
@@ -216,34 +290,25 @@ class CompiledPattern:
 
     def advance(self, mask: int, word: str) -> int:
         """Positions after reading one valid path segment ``word`` from ``mask``."""
-        out = 0
-        m = mask & ~self.ends
-        kinds, literals, segs = self.kinds, self.literals, self.segs
+        # GLOBSTARs stay, literal segments equal to the word step (both as
+        # whole masks); only wildcard segments are matched one by one.
+        out = (mask & self.globstars) | ((mask & self.by_literal.get(word, 0)) << 1)
+        m = mask & self.wild_segments
+        segs = self.segs
         while m:
             low = m & -m
             m ^= low
-            p = low.bit_length() - 1
-            if kinds[p] == _GLOB:
-                out |= low
-            else:
-                lit = literals[p]
-                if (word == lit) if lit is not None else segs[p].regex.fullmatch(word):  # type: ignore[union-attr]
-                    out |= low << 1
+            if segs[low.bit_length() - 1].regex.fullmatch(word):  # type: ignore[union-attr]
+                out |= low << 1
         return self.closure(out) if out else 0
 
-    def mask_after(self, words: tuple[str, ...], memo: dict[tuple[str, ...], int]) -> int:
-        """Positions after reading ``words`` from the start; ``memo`` shares common prefixes."""
-        mask = memo.get(words)
-        if mask is not None:
-            return mask
-        k = len(words)
-        while words[:k] not in memo:
-            k -= 1
-        mask = memo[words[:k]]
-        for n in range(k, len(words)):
-            mask = self.advance(mask, words[n]) if mask else 0
-            memo[words[: n + 1]] = mask
-        return mask
+    def accepts(self, mask: int, words: tuple[str, ...]) -> bool:
+        """Whether reading ``words`` from ``mask`` can complete an alternative."""
+        for word in words:
+            mask = self.advance(mask, word)
+            if not mask:
+                return False
+        return bool(mask & self.ends)
 
     def next_literals(self, mask: int) -> tuple[str, ...] | None:
         """The only words that can be read from ``mask``, or None when a wildcard reads any."""
@@ -257,74 +322,153 @@ class CompiledPattern:
             out.append(self.literals[low.bit_length() - 1])
         return tuple(out)  # type: ignore[arg-type]
 
-    def rest_words(
-        self, mask: int, nonempty: bool, rest_key: str, rest: Alternative
-    ) -> tuple[str, ...] | None:
+
+@dataclass(frozen=True, eq=False)
+class Rest:
+    """What follows one literal prefix in some of a pattern's brace alternatives.
+
+    ``key`` names the elements (equal keys, equal rests), so a verdict on a
+    rest is shared by every pattern of the same shape (``**``, ``*/**``,
+    ``*.py``, ``**/test_*.py`` …).
+    """
+
+    key: str
+    alternatives: tuple[Alternative, ...]
+
+    @cached_property
+    def automaton(self) -> Automaton:
+        return Automaton(self.alternatives)
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Matches "/" + the segments after the prefix, for the paths claimed."""
+        return _regex(self.alternatives)
+
+    @cached_property
+    def extension(self) -> str | None:
+        """The extension (after the last '.') of every path matched, if fixed.
+
+        Known when each alternative ends with a segment (not ``**``) whose
+        fixed tail holds a dot, as ``*.py``: that segment is the path's last.
+        """
+        found = {_extension(alt[-1]) for alt in self.alternatives}
+        return found.pop() if len(found) == 1 else None
+
+
+def _extension(last: Element) -> str | None:
+    if last is GLOBSTAR or "." not in last.tail:  # type: ignore[union-attr]
+        return None
+    return last.tail.rpartition(".")[2]  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """The brace alternatives that share one literal prefix, and what follows it.
+
+    Any path those alternatives match starts with ``prefix``; ``index`` is
+    the first such alternative's place in the pattern.
+    """
+
+    prefix: tuple[str, ...]
+    rest: Rest
+    index: int
+
+
+def _key(alt: Alternative) -> str:
+    return "/".join("**" if el is GLOBSTAR else el.source for el in alt)  # type: ignore[union-attr]
+
+
+class CompiledPattern(Automaton):
+    """A pattern as alternatives of elements, one automaton over all of them, and a regex."""
+
+    def __init__(self, source: str, alternatives: tuple[Alternative, ...]) -> None:
+        super().__init__(alternatives)
+        self.source = source
+        self.alternatives = alternatives
+        # Leading literal segments common to all alternatives.
+        self.literal_prefix = _common_literal_prefix(alternatives)
+        grouped: dict[tuple[str, ...], list[tuple[int, Alternative]]] = {}
+        for index, alt in enumerate(alternatives):
+            prefix = _common_literal_prefix((alt,))
+            grouped.setdefault(prefix, []).append((index, alt[len(prefix) :]))
+        self.entries = tuple(
+            Entry(
+                prefix,
+                _rest(tuple(rest for _, rest in items)),
+                items[0][0],
+            )
+            for prefix, items in grouped.items()
+        )
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Matches "/" + path for exactly the paths the pattern claims (built on first use)."""
+        return _regex(self.alternatives)
+
+    def claims(self, path: str) -> bool:
+        """Same verdict as :func:`claims` for a normalised path, much faster."""
+        return self.regex.fullmatch("/" + path) is not None
+
+    def mask_after(self, words: tuple[str, ...], memo: dict[tuple[str, ...], int]) -> int:
+        """Positions after reading ``words`` from the start; ``memo`` shares common prefixes."""
+        mask = memo.get(words)
+        if mask is not None:
+            return mask
+        # Entries share short prefixes; only those are kept (keys of every
+        # length would cost quadratic time on a 500-segment prefix).
+        k = min(len(words), _SHARED_PREFIX)
+        while k and words[:k] not in memo:
+            k -= 1
+        mask = memo[words[:k]] if k else self.starts
+        steps: dict[tuple[int, str], int] = {}  # long repetitive prefixes reach a fixed point
+        for n in range(k, len(words)):
+            if mask:
+                at = (mask, words[n])
+                after = steps.get(at)
+                if after is None:
+                    after = steps[at] = self.advance(mask, words[n])
+                mask = after
+            if n < _SHARED_PREFIX:
+                memo[words[: n + 1]] = mask
+        memo[words] = mask
+        return mask
+
+    def rest_words(self, mask: int, nonempty: bool, rest: Rest) -> tuple[str, ...] | None:
         """Segments that this pattern accepts from ``mask`` and ``rest`` accepts (memoised).
 
         None when there are none; when ``nonempty`` is False (nothing read
         yet) the answer is never the empty sequence.
         """
-        key = (self.source, mask, nonempty, rest_key)
+        key = (self.source, mask, nonempty, rest.key)
         found = _REST_MEMO.get(key, _MISSING)
         if found is _MISSING:
             if len(_REST_MEMO) >= _REST_MEMO_CAP:
                 _REST_MEMO.clear()
-            found = _REST_MEMO[key] = _search(self, mask, nonempty, rest)
+            found = _REST_MEMO[key] = _search(self, mask, rest.automaton, nonempty)
         return found  # type: ignore[return-value]
 
 
 _MISSING = object()
+_SHARED_PREFIX = 16
+_RESTS: dict[str, Rest] = {}
+
+
+def _rest(alternatives: tuple[Alternative, ...]) -> Rest:
+    """The shared Rest for these elements (one object per key, bounded)."""
+    key = "|".join(_key(alt) for alt in alternatives)
+    rest = _RESTS.get(key)
+    if rest is None:
+        if len(_RESTS) >= 16384:
+            _RESTS.clear()
+        rest = _RESTS[key] = Rest(key, alternatives)
+    return rest
 
 
 @lru_cache(maxsize=8192)
 def compile_pattern(pattern: str) -> CompiledPattern:
     """Compile a normalised pattern (cached). Limits were checked when normalising."""
     alternatives = tuple(_compile_alternative(alt) for alt in _expand(pattern, _EXPANSION_CAP))
-    kinds: list[int] = []
-    segs: list[Segment | None] = []
-    literals: list[str | None] = []
-    starts = globstars = ends = wild = 0
-    entries = []
-    for alt in alternatives:
-        starts |= 1 << len(kinds)
-        for el in alt:
-            bit = 1 << len(kinds)
-            if el is GLOBSTAR:
-                kinds.append(_GLOB)
-                segs.append(None)
-                literals.append(None)
-                globstars |= bit
-                wild |= bit
-            else:
-                kinds.append(_SEG)
-                segs.append(el)  # type: ignore[arg-type]
-                literals.append(el.literal)  # type: ignore[union-attr]
-                if el.literal is None:  # type: ignore[union-attr]
-                    wild |= bit
-        ends |= 1 << len(kinds)
-        kinds.append(_END)
-        segs.append(None)
-        literals.append(None)
-        prefix = _common_literal_prefix((alt,))
-        rest = alt[len(prefix) :]
-        key = "/".join("**" if el is GLOBSTAR else el.source for el in rest)  # type: ignore[union-attr]
-        entries.append(Entry(prefix, rest, key))
-    compiled = CompiledPattern(
-        source=pattern,
-        alternatives=alternatives,
-        literal_prefix=_common_literal_prefix(alternatives),
-        entries=tuple(entries),
-        kinds=tuple(kinds),
-        segs=tuple(segs),
-        literals=tuple(literals),
-        starts=0,
-        globstars=globstars,
-        ends=ends,
-        wild=wild,
-    )
-    compiled.starts = compiled.closure(starts)
-    return compiled
+    return CompiledPattern(pattern, alternatives)
 
 
 def _compile_alternative(alt: str) -> Alternative:
@@ -376,49 +520,6 @@ def _regex(alternatives: tuple[Alternative, ...]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(parts) + ")", re.DOTALL)
 
 
-_REST_REGEXES: dict[str, re.Pattern[str]] = {}
-
-
-def rest_regex(rest_key: str, rest: Alternative) -> re.Pattern[str]:
-    """Matches "/" + the segments after an alternative's literal prefix (cached by key)."""
-    rx = _REST_REGEXES.get(rest_key)
-    if rx is None:
-        if len(_REST_REGEXES) >= 8192:
-            _REST_REGEXES.clear()
-        rx = _REST_REGEXES[rest_key] = _regex((rest,))
-    return rx
-
-
-_REST_EXTENSIONS: dict[str, str | None] = {}
-
-
-def rest_extension(rest_key: str, rest: Alternative) -> str | None:
-    """The extension (text after the last '.') every path matched by ``rest`` ends with, if any.
-
-    Only when ``rest`` ends with a segment (not ``**``) whose fixed tail holds a
-    dot, as ``*.py`` or ``test_*.spec.ts``: that segment is the path's last, so
-    the path's last segment ends with the tail and its extension is the tail's.
-    """
-    if rest_key in _REST_EXTENSIONS:
-        return _REST_EXTENSIONS[rest_key]
-    ext = None
-    last = rest[-1]
-    if last is not GLOBSTAR:
-        tail: list[str] = []
-        for tok in reversed(last.tokens):  # type: ignore[union-attr]
-            char = None if tok is sg.STAR else sg.cs.singleton(tok)
-            if char is None:
-                break
-            tail.append(char)
-        text = "".join(reversed(tail))
-        if "." in text:
-            ext = text.rpartition(".")[2]
-    if len(_REST_EXTENSIONS) >= 8192:
-        _REST_EXTENSIONS.clear()
-    _REST_EXTENSIONS[rest_key] = ext
-    return ext
-
-
 # --------------------------------------------------------------------------
 # The claim rule, by wcmatch itself
 
@@ -457,18 +558,12 @@ def _parents(path: str) -> list[str]:
 # --------------------------------------------------------------------------
 # Overlap
 #
-# A pattern is compiled into one automaton over path segments that holds all
-# of its brace alternatives side by side: position p of the flat element list
-# is a segment, a GLOBSTAR, or the END of one alternative. A set of positions
-# is a bit mask, so stepping a whole brace expansion over one path segment is
-# one pass over the set bits, never a product of alternatives.
-#
-# Two patterns a and b are decided by walking a's automaton over the literal
-# leading segments of each alternative of b (any common path must start with
-# them), then searching the product of a (from the positions reached) and
-# the rest of b's alternative. That rest is one of few shapes (``**``,
-# ``*/**``, ``*.py``, ``**/*.py`` …), so its verdicts are memoised by
-# (a, positions, rest) and shared by every live pattern of the same shape.
+# Two patterns a and b are decided by walking a's automaton over each literal
+# prefix of b (any common path must start with it), then searching a (from
+# the positions reached) against what follows that prefix in b. What follows
+# is one of few shapes (``**``, ``*/**``, ``*.py``, ``**/*.py`` …), so those
+# verdicts are memoised by (a, positions, shape) and shared by every live
+# pattern of the same shape.
 
 
 def overlap_example(a: str, b: str) -> str | None:
@@ -486,87 +581,156 @@ def _overlap(a: str, b: str) -> str | None:
     n = min(len(pa.literal_prefix), len(pb.literal_prefix))
     if pa.literal_prefix[:n] != pb.literal_prefix[:n]:
         return None
-    masks: dict[tuple[str, ...], int] = {(): pa.starts}
+    # Entries of b followed by the same rest are searched once, from the
+    # union of the positions a reached over their prefixes: a accepts some
+    # words from a union exactly when it does so from one of its parts.
+    masks: dict[tuple[str, ...], int] = {}
+    by_rest: dict[tuple[str, bool], list[tuple[Entry, int]]] = {}
     for entry in pb.entries:
         mask = pa.mask_after(entry.prefix, masks)
-        if not mask:
+        if mask:
+            by_rest.setdefault((entry.rest.key, bool(entry.prefix)), []).append((entry, mask))
+    for (_, nonempty), found in by_rest.items():
+        union = 0
+        for _, mask in found:
+            union |= mask
+        words = pa.rest_words(union, nonempty, found[0][0].rest)
+        if words is None:
             continue
-        words = pa.rest_words(mask, bool(entry.prefix), entry.rest_key, entry.rest)
-        if words is not None:
-            return "/".join(entry.prefix + words)
+        for entry, mask in found:
+            if len(found) == 1 or pa.accepts(mask, words):
+                return "/".join(entry.prefix + words)
+        raise AssertionError("no prefix accepts the words found")  # pragma: no cover
     return None
 
 
-_NO_OVERLAP = ()
 _REST_MEMO: dict[tuple[str, int, bool, str], tuple[str, ...] | None] = {}
 _REST_MEMO_CAP = 1 << 18
 
 
-def _search(
-    auto: CompiledPattern, mask: int, nonempty: bool, rest: Alternative
-) -> tuple[str, ...] | None:
-    """Words w such that ``auto`` accepts w from ``mask`` and ``rest`` accepts w.
+def _search(x: Automaton, xmask: int, y: Automaton, nonempty: bool) -> tuple[str, ...] | None:
+    """Shortest words accepted by ``x`` from ``xmask`` and by ``y`` from its start.
 
-    Breadth-first over states (position of auto, element of rest, consumed
-    a segment yet); at most 2·|auto|·(|rest|+1) states. With ``nonempty``
-    False the words must not be empty (the prefix before them was).
+    Breadth-first over pairs (position of x, position of y), one level per
+    word read, with all positions of the larger automaton at once as a bit
+    mask: a level costs one step per active position of the smaller one.
+    Without ``nonempty`` (nothing read yet) the words must not be empty.
     """
-    kinds, segs = auto.kinds, auto.segs
-    lr = len(rest)
-    parent: dict[tuple[int, int, bool], tuple[tuple[int, int, bool], str | None] | None] = {}
-    queue: deque[tuple[int, int, bool]] = deque()
-    m = mask
+    ymask = y.starts
+    swapped = len(x.kinds) > len(y.kinds)
+    if swapped:  # iterate over the smaller automaton's positions
+        x, y = y, x
+        xmask, ymask = ymask, xmask
+    cur: dict[int, int] = {}
+    m = xmask
     while m:
         low = m & -m
         m ^= low
-        state = (low.bit_length() - 1, 0, nonempty)
-        parent[state] = None
-        queue.append(state)
-    while queue:
-        state = queue.popleft()
-        p, j, ne = state
-        kind = kinds[p]
-        if kind == _END and j == lr:
-            if ne:
-                return _spell_words(parent, state)
-            continue
-        eb = rest[j] if j < lr else None
-        moves: list[tuple[tuple[int, int, bool], str | None]] = []
-        if kind == _GLOB:
-            moves.append(((p + 1, j, ne), None))
-        if eb is GLOBSTAR:
-            moves.append(((p, j + 1, ne), None))
-            if kind == _GLOB and not ne:
-                moves.append(((p, j, True), "a"))
-            elif kind == _SEG:
-                word = sg.witness(segs[p])
-                if word is not None:
-                    moves.append(((p + 1, j, True), word))
-        elif eb is not None:
-            if kind == _GLOB:
-                word = sg.witness(eb)  # type: ignore[arg-type]
-                if word is not None:
-                    moves.append(((p, j + 1, True), word))
-            elif kind == _SEG:
-                word = sg.intersect(segs[p], eb)  # type: ignore[arg-type]
-                if word is not None:
-                    moves.append(((p + 1, j + 1, True), word))
-        for nxt, word in moves:
-            if nxt not in parent:
-                parent[nxt] = (state, word)
-                queue.append(nxt)
+        cur[low.bit_length() - 1] = ymask
+    kinds, segs, yglob, ywit = x.kinds, x.segs, y.globstars, y.witnessed
+    if nonempty:
+        for p, mask in cur.items():
+            if kinds[p] == _END and mask & y.ends:
+                return ()
+        seen = dict(cur)
+    else:
+        seen = {}
+    levels = [cur]
+    compat: dict[Segment, int] = {}
+    while cur:
+        nxt: dict[int, int] = {}
+        for p, mask in cur.items():
+            kind = kinds[p]
+            if kind == _SEG:
+                seg = segs[p]
+                ok = compat.get(seg)  # type: ignore[arg-type]
+                if ok is None:
+                    ok = compat[seg] = y.compatible(seg)  # type: ignore[index,arg-type]
+                stepped = ((mask & ok) << 1) | (mask & yglob if sg.witness(seg) else 0)  # type: ignore[arg-type]
+                target = p + 1
+            elif kind == _GLOB:
+                stepped = ((mask & ywit) << 1) | (mask & yglob)
+                target = p
+            else:
+                continue
+            if stepped:
+                stepped = y.closure(stepped)
+                nxt[target] = nxt.get(target, 0) | stepped
+                done = stepped & y.ends
+                if done and kinds[target + (kind == _GLOB)] == _END:  # complete pair: stop
+                    end = target + (kind == _GLOB)
+                    return _spell(x, y, [*levels, nxt], end, done.bit_length() - 1)
+        for p in list(nxt):
+            if kinds[p] == _GLOB:  # a GLOBSTAR may match nothing
+                nxt[p + 1] = nxt.get(p + 1, 0) | nxt[p]
+        for p in list(nxt):
+            new = nxt[p] & ~seen.get(p, 0)
+            if new:
+                nxt[p] = new
+                seen[p] = seen.get(p, 0) | new
+            else:
+                del nxt[p]
+        levels.append(nxt)
+        for p, mask in nxt.items():
+            if kinds[p] == _END and mask & y.ends:
+                b = (mask & y.ends).bit_length() - 1
+                return _spell(x, y, levels, p, b)
+        cur = nxt
     return None
 
 
-def _spell_words(parent: dict, state: tuple[int, int, bool]) -> tuple[str, ...]:
+def _spell(
+    x: Automaton, y: Automaton, levels: list[dict[int, int]], p: int, b: int
+) -> tuple[str, ...]:
+    """Walk back from (p, b) at the last level, one word per level."""
     words: list[str] = []
-    link = parent[state]
-    while link is not None:
-        state, word = link
-        if word is not None:
-            words.append(word)
-        link = parent[state]
+    for k in range(len(levels) - 1, 0, -1):
+        before = levels[k - 1]
+        found = None
+        for p_step in (p, p - 1) if p and x.kinds[p - 1] == _GLOB else (p,):
+            for b_step in (b, b - 1) if b and y.kinds[b - 1] == _GLOB else (b,):
+                for p_from, word_x in _preds(x, p_step):
+                    row = before.get(p_from, 0)
+                    if not row:
+                        continue
+                    for b_from, word_y in _preds(y, b_step):
+                        if not (row >> b_from) & 1:
+                            continue
+                        word = _common_word(word_x, word_y)
+                        if word is not None:
+                            found = (p_from, b_from, word)
+                            break
+                    if found:
+                        break
+                if found:
+                    break
+            if found:
+                break
+        if found is None:  # pragma: no cover - the forward pass guarantees one
+            raise AssertionError("no predecessor while spelling an example")
+        p, b, word = found
+        words.append(word)
     return tuple(reversed(words))
+
+
+def _preds(auto: Automaton, q: int) -> list[tuple[int, Element]]:
+    """(position, element read) pairs that reach ``q`` by reading one segment."""
+    out: list[tuple[int, Element]] = []
+    if q and auto.kinds[q - 1] == _SEG:
+        out.append((q - 1, auto.segs[q - 1]))  # type: ignore[arg-type]
+    if auto.kinds[q] == _GLOB:
+        out.append((q, GLOBSTAR))
+    return out
+
+
+def _common_word(a: Element, b: Element) -> str | None:
+    if a is GLOBSTAR and b is GLOBSTAR:
+        return "a"
+    if a is GLOBSTAR:
+        return sg.witness(b)  # type: ignore[arg-type]
+    if b is GLOBSTAR:
+        return sg.witness(a)  # type: ignore[arg-type]
+    return sg.intersect(a, b) if sg.may_intersect(a, b) else None  # type: ignore[arg-type]
 
 
 def iter_alternatives(pattern: str) -> Iterator[str]:
@@ -586,5 +750,6 @@ def clear_verdict_caches() -> None:
 def clear_caches() -> None:
     """Empty every module-level cache (benchmarks measure cold costs with it)."""
     clear_verdict_caches()
+    _RESTS.clear()
     for fn in (compile_pattern, claims, sg.parse_segment):
         fn.cache_clear()

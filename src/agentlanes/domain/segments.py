@@ -23,8 +23,8 @@ automaton search:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from re import _constants as sre_c  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 
@@ -54,7 +54,13 @@ class Segment:
     tokens: tuple[Token, ...]
     literal: str | None  # the one string it matches, when it has no wildcard
     empty: bool  # matches nothing at all (an empty class)
-    regex: re.Pattern[str] = field(repr=False)
+    head: str  # the characters every match starts with (fixed leading positions)
+    tail: str  # the characters every match ends with (fixed trailing positions)
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Matches exactly the words of this segment (compiled on first use)."""
+        return re.compile(self.regex_body if self.tokens else "(?!)")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Segment) and other.source == self.source
@@ -74,12 +80,19 @@ class Segment:
         return "".join("[^/\\x00]*" if t is STAR else cs.to_regex(t) for t in self.tokens)
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9._*?-]*")
+"""Segments wcmatch reads character by character: letters, digits, '.', '_', '-', '*', '?'."""
+
+
 @lru_cache(maxsize=8192)
 def parse_segment(source: str) -> Segment:
     """Parse one segment (no ``/``) with wcmatch's own translation."""
-    regex = fnmatch.translate(source, flags=_FNMATCH_FLAGS)[0][0]
-    tokens: list[Token] = []
-    wildcard = _walk(sre_parse.parse(regex), tokens)
+    if _PLAIN.fullmatch(source):
+        tokens = _plain_tokens(source)
+        wildcard = "*" in source or "?" in source
+    else:
+        tokens = []
+        wildcard = _walk(sre_parse.parse(_translate(source)), tokens)
     # Collapse runs of stars: ``**`` inside a segment is one ``*``.
     collapsed: list[Token] = []
     for tok in tokens:
@@ -90,10 +103,49 @@ def parse_segment(source: str) -> Segment:
     if not wildcard:
         literal = "".join(cs.singleton(t) or "" for t in collapsed if t is not STAR)
     empty = any(t is not STAR and not t for t in collapsed)
-    body = re.compile(
-        "".join("[^/\\x00]*" if t is STAR else cs.to_regex(t) for t in collapsed) or "(?!)"
-    )
-    return Segment(source, tuple(collapsed), literal, empty, body)
+    head, tail = _fixed(collapsed), _fixed(collapsed[::-1])[::-1]
+    return Segment(source, tuple(collapsed), literal, empty, head, tail)
+
+
+def _translate(source: str) -> str:
+    return fnmatch.translate(source, flags=_FNMATCH_FLAGS)[0][0]
+
+
+def _plain_tokens(source: str) -> list[Token]:
+    """Tokens of a plain segment without asking wcmatch (same result, a hundred times
+    faster; a test checks the two agree): '*' is STAR, '?' any segment character,
+    anything else itself."""
+    return [STAR if c == "*" else cs.SEGMENT_CHARS if c == "?" else _char(c) for c in source]
+
+
+@lru_cache(maxsize=256)
+def _char(c: str) -> CharSet:
+    return cs.normalise([(ord(c), ord(c))])
+
+
+def _fixed(tokens: list[Token]) -> str:
+    out = []
+    for tok in tokens:
+        char = None if tok is STAR else cs.singleton(tok)
+        if char is None:
+            break
+        out.append(char)
+    return "".join(out)
+
+
+def may_intersect(a: Segment, b: Segment) -> bool:
+    """A cheap necessary condition for :func:`intersect`: fixed heads and tails agree.
+
+    Every word either matches starts with its ``head`` and ends with its
+    ``tail``, so of two heads (tails) one must be a prefix (suffix) of the other.
+    """
+    ha, hb = a.head, b.head
+    k = min(len(ha), len(hb))
+    if ha[:k] != hb[:k]:
+        return False
+    ta, tb = a.tail, b.tail
+    k = min(len(ta), len(tb))
+    return k == 0 or ta[-k:] == tb[-k:]
 
 
 def _walk(nodes: object, out: list[Token]) -> bool:

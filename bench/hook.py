@@ -1,0 +1,228 @@
+"""How long the pre-commit hook adds to `git commit`.
+
+One command: `.venv/bin/python bench/hook.py [--runs N] [--files N] [--sessions N]`.
+
+It starts a real server (SQLite in a temp dir), makes a project with 100 live sessions,
+a git repository with 1,000 staged files (some of them claimed by other sessions, so the
+hook has conflicts to print in warn mode), installs the hook with `lanes hook install`,
+then times, alternating in the same run:
+
+- `git commit --no-verify` (the baseline: git alone),
+- `git commit` with the hook,
+- the check alone (`python -S -m agentlanes.githook`, as the installed hook runs it).
+
+Each commit is undone with `git reset --soft HEAD~1`, so every run commits the same
+1,000 staged files. Prints a Markdown table of wall-clock times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'bench.db'}",
+        "AGENTLANES_ADMIN_TOKEN": "bench-admin",
+        "AGENTLANES_PORT": str(port),
+        "AGENTLANES_HOST": "127.0.0.1",
+        "AGENTLANES_LOG_LEVEL": "warning",
+    }
+    log = (workdir / "server.log").open("wb")
+    proc = subprocess.Popen([PY, "-m", "agentlanes", "serve"], env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("server did not start:\n" + (workdir / "server.log").read_text())
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
+    return elapsed * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--sessions", type=int, default=100)
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="agentlanes-bench-hook-"))
+    proc, url = start_server(workdir)
+    try:
+        admin = {"Authorization": "Bearer bench-admin"}
+        project = httpx.post(
+            f"{url}/api/v1/projects",
+            json={"name": f"bench-{secrets.token_hex(3)}", "heartbeat_ttl_seconds": 86_400},
+            headers=admin,
+        ).json()
+        key = project["api_key"]
+        with httpx.Client(base_url=url, headers={"X-API-Key": key}) as http:
+            # Other agents: most hold areas elsewhere; every tenth claims one module the
+            # commit touches, so the hook has real conflicts to report.
+            for i in range(args.sessions):
+                files = [f"src/mod{i}/**"] if i % 10 == 0 else [f"elsewhere/{i}/**", f"lib{i}/*.py"]
+                r = http.post(
+                    "/api/v1/checkin", json={"agent_name": f"agent-{i}", "declared_files": files}
+                )
+                assert r.status_code == 201, r.text
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "AGENTLANES_"))}
+        home = workdir / "home"
+        home.mkdir()
+        env.update(
+            HOME=str(home),
+            GIT_CONFIG_NOSYSTEM="1",
+            AGENTLANES_URL=url,
+            AGENTLANES_API_KEY=key,
+        )
+        repo = workdir / "repo"
+        repo.mkdir()
+        for cmd in (
+            ["git", "init", "-q", "-b", "main"],
+            ["git", "config", "user.name", "Bench"],
+            ["git", "config", "user.email", "bench@example.com"],
+            ["git", "commit", "-q", "--allow-empty", "--no-verify", "-m", "root"],
+        ):
+            subprocess.run(cmd, cwd=repo, env=env, check=True)
+        for n in range(args.files):
+            target = repo / "src" / f"mod{n % 50}" / f"file{n}.py"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f"x = {n}\n")
+        subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
+        subprocess.run(
+            [PY, "-m", "agentlanes", "checkin", "--agent", "committer", "--files", "src/**"],
+            cwd=repo,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run([PY, "-m", "agentlanes", "hook", "install"], cwd=repo, env=env, check=True)
+        staged = subprocess.run(
+            ["git", "diff", "--cached", "--name-only"], cwd=repo, env=env, capture_output=True
+        ).stdout.count(b"\n")
+
+        import agentlanes
+
+        # What the installed hook does: python -S, this package on PYTHONPATH.
+        check_env = {**env, "PYTHONPATH": str(Path(agentlanes.__file__).resolve().parents[1])}
+        bare: list[float] = []
+        hooked: list[float] = []
+        check: list[float] = []
+        trip: list[float] = []
+        floor: list[float] = []
+        from agentlanes.client.config import load_config, read_session
+        from agentlanes.client.lean import call_many
+
+        cfg = load_config(repo, env)
+        token = read_session(cfg, env)["session_token"]  # type: ignore[index]
+        paths = [
+            p
+            for p in subprocess.run(
+                ["git", "diff", "--cached", "--name-only"],
+                cwd=repo,
+                env=env,
+                capture_output=True,
+                text=True,
+            ).stdout.splitlines()
+        ]
+        requests = [
+            ("GET", "/api/v1/project", None, None),
+            ("POST", "/api/v1/conflicts/check", {"paths": paths}, token),
+            ("POST", "/api/v1/heartbeat", {}, token),
+        ]
+        undo = ["git", "reset", "-q", "--soft", "HEAD~1"]
+        for i in range(args.runs + 1):
+            order = (
+                [("bare", True), ("hooked", False)]
+                if i % 2
+                else [("hooked", False), ("bare", True)]
+            )
+            for name, no_verify in order:
+                cmd = ["git", "commit", "-q", "-m", "bench"] + (
+                    ["--no-verify"] if no_verify else []
+                )
+                elapsed = run(cmd, repo, env)
+                subprocess.run(undo, cwd=repo, env=env, check=True)
+                if i:  # the first round warms caches
+                    (bare if name == "bare" else hooked).append(elapsed)
+            elapsed = run([PY, "-S", "-m", "agentlanes.githook"], repo, check_env)
+            if i:
+                check.append(elapsed)
+            elapsed = run([PY, "-S", "-c", "pass"], repo, check_env)
+            if i:
+                floor.append(elapsed)
+            start = time.perf_counter()
+            call_many(cfg, requests)
+            if i:
+                trip.append((time.perf_counter() - start) * 1000)
+        sample = subprocess.run(
+            ["git", "commit", "-q", "-m", "bench"], cwd=repo, env=env, capture_output=True
+        ).stderr.decode()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    def row(name: str, xs: list[float]) -> str:
+        xs = sorted(xs)
+        p90 = xs[min(len(xs) - 1, round(0.9 * (len(xs) - 1)))]
+        return f"| {name} | {statistics.median(xs):.0f} | {p90:.0f} | {xs[0]:.0f} |"
+
+    print(
+        f"\n{staged} staged files, {args.sessions} other live sessions, {args.runs} runs each "
+        f"(load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs)\n"
+    )
+    print("| command | median ms | p90 ms | min ms |")
+    print("| --- | ---: | ---: | ---: |")
+    print(row("`git commit --no-verify` (baseline)", bare))
+    print(row("`git commit` with the agentlanes hook", hooked))
+    print(row("the check alone (`python -S -m agentlanes.githook`)", check))
+    print(row("`python -S -c pass` (interpreter start: the floor)", floor))
+    print(row("its three requests alone, from a warm process (server time)", trip))
+    added = statistics.median(hooked) - statistics.median(bare)
+    print(f"\nthe hook adds {added:.0f} ms (median) to a commit")
+    print("\nwhat the committer saw (warn mode):")
+    print("\n".join("    " + line for line in sample.splitlines()[:6]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""``GET /api/v1/project``: the project an API key opens (agents and hooks read its mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+
+from agentlanes.api.deps import api_key_guard
+from agentlanes.services.views import project_view
+from agentlanes.store.models import Project
+
+Proj = NamedDependency[Project]
+
+
+class CurrentProjectController(Controller):
+    path = "/api/v1/project"
+    tags = ["projects"]
+    guards = [api_key_guard]
+
+    @get("/", summary="The project of this API key (conflict mode, heartbeat settings)")
+    async def show(self, project: Proj) -> dict[str, Any]:
+        return project_view(project)

@@ -1,0 +1,194 @@
+"""The asyncio client: the same methods as ``Client``, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from agentlanes.client import calls
+from agentlanes.client import models as m
+from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
+from agentlanes.client.calls import Call
+from agentlanes.client.coordination import attach_groups
+from agentlanes.client.errors import NoSession, StreamClosed, Unreachable
+
+T = TypeVar("T")
+
+
+class AsyncClient(ClientBase):
+    """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        session_token: str | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        super().__init__(url, api_key, session_token=session_token, timeout=timeout)
+        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
+        self._http = httpx.AsyncClient(base_url=self.url, timeout=timeout)
+
+    @classmethod
+    def from_env(cls, start: Path | None = None) -> AsyncClient:
+        """A client for the repository around ``start`` (env vars, ``.agentlanes.toml``,
+        and the saved session token)."""
+        return cls(**cls._settings_from_env(start))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def run(self, call: Call[T]) -> T:
+        """Send one prepared call and parse its answer (raises ApiError / Unreachable)."""
+        headers = self._headers(call)
+        try:
+            response = await self._http.request(
+                call.method, call.path, json=call.body, params=call.params or None, headers=headers
+            )
+        except httpx.TransportError as exc:
+            raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
+        return self._result(call, response.status_code, response.text)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        *,
+        with_token: bool = True,
+    ) -> Any:
+        """Any endpoint under the server's base URL, as plain JSON (for routes this client
+        has no typed method for yet). Sends the session token when there is one."""
+        call: Call[Any] = Call(
+            method.upper(),
+            path,
+            lambda data: data,
+            body,
+            params or {},
+            token="optional" if with_token else "none",
+        )
+        return await self.run(call)
+
+    # -- sessions --------------------------------------------------------------------------
+    async def checkin(
+        self,
+        agent_name: str | None = None,
+        declared_area: str | None = None,
+        declared_files: list[str] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> m.CheckinResult:
+        """Start a session; the client keeps its token for the calls that follow."""
+        result = await self.run(calls.checkin(agent_name, declared_area, declared_files, meta))
+        self.session_token = result.session_token
+        return result
+
+    async def heartbeat(self) -> m.HeartbeatResult:
+        """Keep the session alive (410 ``SESSION_ENDED`` once it has ended)."""
+        return await self.run(calls.heartbeat())
+
+    async def status(
+        self,
+        declared_area: str | None = None,
+        declared_files: list[str] | None = None,
+        status_text: str | None = None,
+    ) -> m.StatusResult:
+        """Change the session's area, files or status text; returns fresh conflicts."""
+        return await self.run(calls.status(declared_area, declared_files, status_text))
+
+    async def checkout(
+        self,
+        outcome_status: str | None = None,
+        work_summary: str | None = None,
+        files_touched: list[str] | None = None,
+    ) -> m.CheckoutResult:
+        """End the session with an outcome (completed, partial, failed)."""
+        return await self.run(calls.checkout(outcome_status, work_summary, files_touched))
+
+    async def presence(self) -> m.Presence:
+        """The project's live sessions, oldest first, and the offset they reflect."""
+        return await self.run(calls.presence())
+
+    async def check_conflicts(
+        self,
+        paths: list[str] | None = None,
+        patterns: list[str] | None = None,
+        declared_area: str | None = None,
+    ) -> m.ConflictCheck:
+        """What these paths / patterns / area collide with; the own session is left out."""
+        return await self.run(calls.check_conflicts(paths, patterns, declared_area))
+
+    async def project(self) -> m.ProjectInfo:
+        """The project the API key opens (its conflict mode and heartbeat settings)."""
+        return await self.run(calls.project())
+
+    async def event_log(self, since: int | None = None, limit: int | None = None) -> m.EventLog:
+        """Events after ``since`` over HTTP."""
+        return await self.run(calls.event_log(since, limit))
+
+    # -- event stream ----------------------------------------------------------------------
+    async def events(
+        self,
+        since: int | None = None,
+        *,
+        attach: bool = False,
+        max_failures: int | None = None,
+        idle_timeout: float | None = None,
+    ) -> AsyncIterator[m.Event]:
+        """Every frame of the live stream, reconnecting with ``since`` on its own.
+
+        Same behaviour as ``Client.events``.
+        """
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+        resume = Resume(since)
+        failures = 0
+        connected = False
+        while True:
+            try:
+                async with connect(
+                    self._ws_url(resume.offset),
+                    additional_headers=self._ws_headers(),
+                    open_timeout=self.timeout,
+                ) as ws:
+                    failures = 0
+                    connected = True
+                    if attach:
+                        if not self.session_token:
+                            raise NoSession("no session token to attach: check in first")
+                        await ws.send(
+                            json.dumps({"type": "attach", "session_token": self.session_token})
+                        )
+                    while True:
+                        try:
+                            raw = await asyncio.wait_for(ws.recv(), idle_timeout)
+                        except TimeoutError:
+                            return
+                        frame = resume.accept(raw)
+                        if frame is not None:
+                            yield frame
+            except ConnectionClosed as exc:
+                code = exc.rcvd.code if exc.rcvd else 1006
+                if code in FATAL_CLOSE_CODES:
+                    raise StreamClosed(code, exc.rcvd.reason if exc.rcvd else "") from None
+            except (OSError, InvalidHandshake, TimeoutError) as exc:
+                failures += 1
+                if not connected or (max_failures is not None and failures >= max_failures):
+                    raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
+            await asyncio.sleep(backoff(failures))

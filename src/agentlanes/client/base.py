@@ -1,0 +1,124 @@
+"""What both clients share: settings, request preparation, answers and stream resumption."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlencode
+
+from agentlanes import __version__
+from agentlanes.client.calls import Call
+from agentlanes.client.config import LocalConfig, load_config, read_session
+from agentlanes.client.errors import ApiError, ConfigurationError, NoSession
+from agentlanes.client.models import Event
+
+T = TypeVar("T")
+
+USER_AGENT = f"agentlanes-client/{__version__}"
+# Event-stream close codes after which reconnecting cannot help.
+FATAL_CLOSE_CODES = {4400, 4401}
+
+
+class ClientBase:
+    """Server URL, API key and the session token a client sends."""
+
+    if TYPE_CHECKING:
+        from agentlanes.client import coordination as _c
+
+        tasks: _c.Tasks
+        checkpoints: _c.Checkpoints
+        messages: _c.Messages
+        leases: _c.Leases
+        consensus: _c.Consensus
+        agents: _c.Agents
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        session_token: str | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        self.url = (url or "http://127.0.0.1:8787").rstrip("/")
+        self.api_key = api_key
+        self.session_token = session_token
+        self.timeout = timeout
+
+    @classmethod
+    def _settings_from_env(cls, start: Path | None = None) -> dict[str, Any]:
+        cfg: LocalConfig = load_config(start)
+        session = read_session(cfg)
+        return {
+            "url": cfg.url,
+            "api_key": cfg.api_key,
+            "session_token": session["session_token"] if session else None,
+            "timeout": cfg.timeout,
+        }
+
+    # -- requests --------------------------------------------------------------------------
+    def _headers(self, call: Call[Any]) -> dict[str, str]:
+        if not self.api_key:
+            raise ConfigurationError(
+                "no API key: set AGENTLANES_API_KEY or api_key in .agentlanes.toml"
+            )
+        headers = {"X-API-Key": self.api_key, "User-Agent": USER_AGENT}
+        if call.token != "none":
+            if self.session_token:
+                headers["X-Session-Token"] = self.session_token
+            elif call.token == "required":
+                raise NoSession(
+                    "no session token: run `lanes checkin` or set AGENTLANES_SESSION_TOKEN"
+                )
+        return headers
+
+    @staticmethod
+    def _result(call: Call[T], status: int, text: str) -> T:
+        try:
+            body = json.loads(text) if text else None
+        except ValueError:
+            body = None
+        if status >= 400:
+            raise ApiError.from_response(status, body, text)
+        if body is None and text:
+            raise ApiError(status, "BAD_RESPONSE", "the server's answer is not JSON")
+        return call.parse(body)
+
+    # -- event stream ----------------------------------------------------------------------
+    def _ws_url(self, since: int | None) -> str:
+        base = self.url.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
+        query = f"?{urlencode({'since': since})}" if since is not None else ""
+        return f"{base}/api/v1/events{query}"
+
+    def _ws_headers(self) -> dict[str, str]:
+        if not self.api_key:
+            raise ConfigurationError(
+                "no API key: set AGENTLANES_API_KEY or api_key in .agentlanes.toml"
+            )
+        return {"X-API-Key": self.api_key, "User-Agent": USER_AGENT}
+
+
+class Resume:
+    """Where a stream is, so a reconnect asks for exactly what it missed (``since``)."""
+
+    def __init__(self, since: int | None) -> None:
+        self.offset = since
+
+    def accept(self, raw: str | bytes) -> Event | None:
+        """Parse a frame; drop an event already seen (offset at or below the last one)."""
+        frame = Event.model_validate(json.loads(raw))
+        if frame.type in ("presence.snapshot", "replay.complete"):
+            if frame.offset is not None:
+                self.offset = frame.offset
+            return frame
+        if frame.offset is not None:
+            if self.offset is not None and frame.offset <= self.offset:
+                return None
+            self.offset = frame.offset
+        return frame
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait before reconnect number ``attempt`` (0.2 s doubling, at most 5 s)."""
+    return float(min(5.0, 0.2 * 2 ** min(attempt, 5)))

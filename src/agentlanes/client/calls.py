@@ -1,0 +1,103 @@
+"""Each endpoint once: method, path, body and how to read the answer.
+
+The sync and async clients run these ``Call`` values over their own transport, so the
+two stay identical by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from agentlanes.client import models as m
+
+T = TypeVar("T")
+API = "/api/v1"
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One HTTP request and the parser of its answer."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    body: dict[str, Any] | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    # "required": send the session token and fail locally without one;
+    # "optional": send it when there is one; "none": never.
+    token: str = "none"
+
+
+def _drop_unset(**values: Any) -> dict[str, Any]:
+    """Leave out the fields the caller did not give, so the server's defaults apply."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _identity(data: Any) -> Any:
+    return data
+
+
+def checkin(
+    agent_name: str | None,
+    declared_area: str | None,
+    declared_files: list[str] | None,
+    meta: dict[str, Any] | None,
+) -> Call[m.CheckinResult]:
+    body = _drop_unset(
+        agent_name=agent_name, declared_area=declared_area, declared_files=declared_files, meta=meta
+    )
+    return Call("POST", f"{API}/checkin", m.CheckinResult.model_validate, body)
+
+
+def heartbeat() -> Call[m.HeartbeatResult]:
+    return Call("POST", f"{API}/heartbeat", m.HeartbeatResult.model_validate, {}, token="required")
+
+
+def status(
+    declared_area: str | None, declared_files: list[str] | None, status_text: str | None
+) -> Call[m.StatusResult]:
+    body = _drop_unset(
+        declared_area=declared_area, declared_files=declared_files, status_text=status_text
+    )
+    return Call("POST", f"{API}/status", m.StatusResult.model_validate, body, token="required")
+
+
+def checkout(
+    outcome_status: str | None, work_summary: str | None, files_touched: list[str] | None
+) -> Call[m.CheckoutResult]:
+    body = _drop_unset(
+        outcome_status=outcome_status, work_summary=work_summary, files_touched=files_touched
+    )
+    return Call("POST", f"{API}/checkout", m.CheckoutResult.model_validate, body, token="required")
+
+
+def presence() -> Call[m.Presence]:
+    return Call("GET", f"{API}/presence", m.Presence.model_validate)
+
+
+def check_conflicts(
+    paths: list[str] | None, patterns: list[str] | None, declared_area: str | None
+) -> Call[m.ConflictCheck]:
+    body = _drop_unset(paths=paths, patterns=patterns, declared_area=declared_area)
+    return Call(
+        "POST", f"{API}/conflicts/check", m.ConflictCheck.model_validate, body, token="optional"
+    )
+
+
+def project() -> Call[m.ProjectInfo]:
+    return Call("GET", f"{API}/project", m.ProjectInfo.model_validate)
+
+
+def event_log(since: int | None, limit: int | None) -> Call[m.EventLog]:
+    return Call(
+        "GET",
+        f"{API}/events/log",
+        m.EventLog.model_validate,
+        params=_drop_unset(since=since, limit=limit),
+    )
+
+
+def realtime_token() -> Call[dict[str, Any]]:
+    return Call("POST", f"{API}/realtime/token", _identity, {})

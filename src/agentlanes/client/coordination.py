@@ -1,0 +1,267 @@
+"""Coordination beyond files: tasks, checkpoints, messages, leases, consensus, agents.
+
+Each group hangs off a client (``client.tasks.claim(task_id)``); on ``AsyncClient`` the
+same methods return awaitables. Answers are the server's JSON objects as documented in
+docs/api.md § Coordination (plain dicts: these shapes are young and grow fields).
+Errors are ``ApiError`` values with the server's code (``TASK_ALREADY_CLAIMED``,
+``LEASE_CONFLICT`` with ``extra["lease_holder"]`` ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from agentlanes.client.calls import API, Call
+
+Runner = Callable[[Call[Any]], Any]
+
+
+def _json(data: Any) -> Any:
+    return data
+
+
+def _set(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _seg(value: str) -> str:
+    """One path segment, escaped (ids and agent names come from callers)."""
+    return quote(str(value), safe="")
+
+
+class _Group:
+    def __init__(self, run: Runner) -> None:
+        self._run = run
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        token: str = "optional",
+    ) -> Any:
+        return self._run(Call(method, f"{API}{path}", _json, body, _set(**(params or {})), token))
+
+
+class Tasks(_Group):
+    """A shared work queue: create, list, ready, claim, status, notes."""
+
+    def create(
+        self,
+        title: str,
+        description: str | None = None,
+        priority: int | None = None,
+        paths: list[str] | None = None,
+        depends_on: list[str] | None = None,
+        parent_id: str | None = None,
+    ) -> Any:
+        """Create a task (``created_by`` is the caller's agent when it has a session)."""
+        body = _set(
+            title=title,
+            description=description,
+            priority=priority,
+            paths=paths,
+            depends_on=depends_on,
+            parent_id=parent_id,
+        )
+        return self._call("POST", "/tasks", body)
+
+    def list(
+        self,
+        status: str | None = None,
+        claimed_by: str | None = None,
+        parent_id: str | None = None,
+        stale: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Any:
+        """``{"tasks", "total", "limit", "offset"}``, oldest first."""
+        params = dict(
+            status=status,
+            claimed_by=claimed_by,
+            parent_id=parent_id,
+            stale=None if stale is None else str(stale).lower(),
+            limit=limit,
+            offset=offset,
+        )
+        return self._call("GET", "/tasks", params=params)
+
+    def ready(self, limit: int | None = None) -> Any:
+        """Tasks an idle agent can take now, most urgent first."""
+        return self._call("GET", "/tasks/ready", params={"limit": limit})
+
+    def get(self, task_id: str) -> Any:
+        """A task with its notes and what blocks it."""
+        return self._call("GET", f"/tasks/{_seg(task_id)}")
+
+    def claim(self, task_id: str) -> Any:
+        """Take a task atomically (409 ``TASK_ALREADY_CLAIMED`` if someone holds it)."""
+        return self._call("POST", f"/tasks/{_seg(task_id)}/claim", {}, token="required")
+
+    def set_status(self, task_id: str, status: str, note: str | None = None) -> Any:
+        """Move a task (``done``, ``blocked``, ``pending``, ``cancelled``)."""
+        body = _set(status=status, note=note)
+        return self._call("POST", f"/tasks/{_seg(task_id)}/status", body)
+
+    def add_note(self, task_id: str, body: str) -> Any:
+        """Add a note to a task's log."""
+        return self._call("POST", f"/tasks/{_seg(task_id)}/notes", {"body": body})
+
+
+class Checkpoints(_Group):
+    """Named gates over tasks."""
+
+    def create(self, name: str, task_ids: list[str], description: str | None = None) -> Any:
+        body = _set(name=name, task_ids=task_ids, description=description)
+        return self._call("POST", "/checkpoints", body)
+
+    def list(
+        self,
+        status: str | None = None,
+        task_id: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Any:
+        params = dict(status=status, task_id=task_id, limit=limit, offset=offset)
+        return self._call("GET", "/checkpoints", params=params)
+
+    def get(self, checkpoint_id: str) -> Any:
+        return self._call("GET", f"/checkpoints/{_seg(checkpoint_id)}")
+
+    def resolve(self, checkpoint_id: str, status: str, note: str | None = None) -> Any:
+        """``passed`` unblocks its tasks; ``failed`` keeps them blocked."""
+        body = _set(status=status, note=note)
+        return self._call("POST", f"/checkpoints/{_seg(checkpoint_id)}/resolve", body)
+
+
+class Messages(_Group):
+    """Messages to an agent or ``broadcast``, with read and acknowledged state."""
+
+    def send(
+        self, to: str, body: str, type: str | None = None, thread_id: str | None = None
+    ) -> Any:
+        payload = _set(to=to, body=body, type=type, thread_id=thread_id)
+        return self._call("POST", "/messages", payload, token="required")
+
+    def inbox(
+        self,
+        unread: bool | None = None,
+        unacked: bool | None = None,
+        type: str | None = None,
+        thread_id: str | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Any:
+        params = dict(
+            unread=None if unread is None else str(unread).lower(),
+            unacked=None if unacked is None else str(unacked).lower(),
+            type=type,
+            thread_id=thread_id,
+            after_id=after_id,
+            limit=limit,
+            offset=offset,
+        )
+        return self._call("GET", "/messages/inbox", params=params, token="required")
+
+    def read(self, message_id: int) -> Any:
+        return self._call("POST", f"/messages/{_seg(str(message_id))}/read", {}, token="required")
+
+    def ack(self, message_id: int) -> Any:
+        return self._call("POST", f"/messages/{_seg(str(message_id))}/ack", {}, token="required")
+
+
+class Leases(_Group):
+    """Exclusive, expiring holds on any resource key, with fencing tokens."""
+
+    def acquire(self, resource: str, ttl_seconds: int | None = None) -> Any:
+        """409 ``LEASE_CONFLICT`` (``extra["lease_holder"]``) when another session holds it."""
+        body = _set(resource=resource, ttl_seconds=ttl_seconds)
+        return self._call("POST", "/leases", body, token="required")
+
+    def list(
+        self,
+        resource: str | None = None,
+        agent_name: str | None = None,
+        include_ended: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Any:
+        params = dict(
+            resource=resource,
+            agent_name=agent_name,
+            include_ended=None if include_ended is None else str(include_ended).lower(),
+            limit=limit,
+            offset=offset,
+        )
+        return self._call("GET", "/leases", params=params)
+
+    def renew(self, lease_id: str, ttl_seconds: int | None = None) -> Any:
+        body = _set(ttl_seconds=ttl_seconds)
+        return self._call("POST", f"/leases/{_seg(lease_id)}/renew", body, token="required")
+
+    def release(self, lease_id: str) -> Any:
+        return self._call("POST", f"/leases/{_seg(lease_id)}/release", {}, token="required")
+
+    def validate(self, resource: str, fencing_token: int) -> Any:
+        """Is this fencing token still the current one for the resource?"""
+        body = {"resource": resource, "fencing_token": fencing_token}
+        return self._call("POST", "/leases/validate", body, token="none")
+
+
+class Consensus(_Group):
+    """Votes of the other live agents before a sensitive action."""
+
+    def request(
+        self,
+        action: str,
+        reason: str,
+        subject: str | None = None,
+        timeout_seconds: int | None = None,
+    ) -> Any:
+        body = _set(action=action, reason=reason, subject=subject, timeout_seconds=timeout_seconds)
+        return self._call("POST", "/consensus", body, token="required")
+
+    def list(
+        self, status: str | None = None, limit: int | None = None, offset: int | None = None
+    ) -> Any:
+        return self._call(
+            "GET", "/consensus", params=dict(status=status, limit=limit, offset=offset)
+        )
+
+    def get(self, consensus_id: str) -> Any:
+        return self._call("GET", f"/consensus/{_seg(consensus_id)}")
+
+    def vote(self, consensus_id: str, vote: str, comment: str | None = None) -> Any:
+        body = _set(vote=vote, comment=comment)
+        return self._call("POST", f"/consensus/{_seg(consensus_id)}/vote", body, token="required")
+
+
+class Agents(_Group):
+    """The agent registry: roles and the config keys the project allows."""
+
+    def upsert(
+        self, name: str, role: str | None = None, config: dict[str, Any] | None = None
+    ) -> Any:
+        return self._call("PUT", f"/agents/{_seg(name)}", _set(role=role, config=config))
+
+    def list(
+        self, role: str | None = None, limit: int | None = None, offset: int | None = None
+    ) -> Any:
+        return self._call("GET", "/agents", params=dict(role=role, limit=limit, offset=offset))
+
+    def get(self, name: str) -> Any:
+        return self._call("GET", f"/agents/{_seg(name)}")
+
+
+def attach_groups(client: Any) -> None:
+    """Hang the coordination groups on a client (sync or async: its ``run`` decides)."""
+    client.tasks = Tasks(client.run)
+    client.checkpoints = Checkpoints(client.run)
+    client.messages = Messages(client.run)
+    client.leases = Leases(client.run)
+    client.consensus = Consensus(client.run)
+    client.agents = Agents(client.run)

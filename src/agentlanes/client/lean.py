@@ -1,0 +1,197 @@
+"""Minimal JSON-over-HTTP for the git hook and the editor guard.
+
+These run on every commit and every edit, so they skip httpx and pydantic, and even
+``http.client`` (which loads ``email`` and ``ssl``): a plain socket speaks HTTP/1.1 with
+``Connection: close``. Several requests go out at once on their own connections, so the
+server answers them concurrently (see ``bench/hook.py``). ``https://`` URLs fall back to
+``http.client`` over TLS. Everything else uses ``agentlanes.client``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+
+from agentlanes import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentlanes.client.config import LocalConfig
+
+    # One request: (method, path, JSON body or None, session token or None).
+    Request = tuple[str, str, dict[str, Any] | None, str | None]
+
+
+class _Url:
+    """``scheme://host:port/prefix`` split without ``urllib.parse`` (and its imports)."""
+
+    def __init__(self, url: str) -> None:
+        self.scheme, _, rest = url.partition("://")
+        self.netloc, slash, path = rest.partition("/")
+        self.path = slash + path
+        host, port = self.netloc, ""
+        if host.startswith("["):  # [::1]:8787
+            end = host.find("]")
+            host, port = host[1:end], host[end + 2 :]
+        elif ":" in host:
+            host, _, port = host.rpartition(":")
+        self.hostname = host or None
+        try:
+            self.port = int(port) if port else None
+        except ValueError:
+            raise LeanUnreachable(f"bad port in the server URL {url!r}") from None
+
+
+class LeanUnreachable(Exception):
+    """The server could not be reached (or did not answer HTTP)."""
+
+
+class LeanApiError(Exception):
+    """The server answered with an error status."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        error = body.get("error") if isinstance(body, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        super().__init__(f"{code or 'HTTP ' + str(status)}: {message or ''}".rstrip(": "))
+        self.status = status
+        self.code = str(code or "HTTP_ERROR")
+        self.body = body
+
+
+def _encode(
+    cfg: LocalConfig, host: str, prefix: str, req: Request
+) -> tuple[bytes, dict[str, str], bytes]:
+    method, path, body, token = req
+    data = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
+    headers = {
+        "Host": host,
+        "X-API-Key": cfg.api_key or "",
+        "Accept": "application/json",
+        "User-Agent": f"agentlanes-hook/{__version__}",
+        "Connection": "close",
+        "Content-Length": str(len(data)),
+    }
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if token:
+        headers["X-Session-Token"] = token
+    target = prefix + path
+    head = f"{method} {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return (head + "\r\n").encode("latin-1") + data, headers, data
+
+
+def _parse(raw: bytes) -> tuple[int, bytes]:
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep or not head.startswith(b"HTTP/"):
+        raise LeanUnreachable("the answer is not HTTP")
+    lines = head.split(b"\r\n")
+    try:
+        status = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        raise LeanUnreachable("the answer is not HTTP") from None
+    fields = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        fields[name.strip().lower()] = value.strip()
+    if fields.get(b"transfer-encoding", b"").lower() == b"chunked":
+        body = _dechunk(body)
+    elif b"content-length" in fields:
+        body = body[: int(fields[b"content-length"])]
+    return status, body
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = bytearray()
+    while data:
+        size_line, _, rest = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out += rest[:size]
+        data = rest[size + 2 :]
+    return bytes(out)
+
+
+def _result(status: int, raw: bytes, where: str) -> Any:
+    try:
+        parsed = json.loads(raw) if raw else None
+    except ValueError:
+        parsed = None
+    if status >= 400:
+        return LeanApiError(status, parsed)
+    if parsed is None:
+        return LeanUnreachable(f"the answer from {where} is not JSON (HTTP {status})")
+    return parsed
+
+
+def call_many(cfg: LocalConfig, requests: list[Request]) -> list[Any]:
+    """Send all requests at once, one connection each; their answers in order.
+
+    Each answer is the parsed JSON, or a LeanApiError value for an error status (returned,
+    not raised, so the caller sees every answer). A connection failure raises
+    LeanUnreachable.
+    """
+    url = _Url(cfg.url)
+    if url.scheme == "https":
+        return [_https(cfg, url, req) for req in requests]
+    host = url.hostname or "127.0.0.1"
+    port = url.port or 80
+    prefix = url.path.rstrip("/")
+    sockets = []
+    try:
+        for req in requests:
+            sock = socket.create_connection((host, port), timeout=cfg.timeout)
+            sockets.append(sock)
+            sock.sendall(_encode(cfg, url.netloc, prefix, req)[0])
+        answers = []
+        for sock in sockets:
+            chunks = []
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            status, body = _parse(b"".join(chunks))
+            answers.append(_result(status, body, cfg.url))
+        return answers
+    except OSError as exc:
+        raise LeanUnreachable(str(exc) or type(exc).__name__) from None
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _https(cfg: LocalConfig, url: Any, req: Request) -> Any:
+    import http.client
+
+    method, path = req[0], req[1]
+    _, headers, data = _encode(cfg, url.netloc, "", req)
+    headers.pop("Host")
+    try:
+        conn = http.client.HTTPSConnection(url.hostname, url.port, timeout=cfg.timeout)
+        try:
+            conn.request(method, url.path.rstrip("/") + path, body=data, headers=headers)
+            response = conn.getresponse()
+            status, raw = response.status, response.read()
+        finally:
+            conn.close()
+    except (OSError, http.client.HTTPException) as exc:
+        raise LeanUnreachable(str(exc) or type(exc).__name__) from None
+    return _result(status, raw, cfg.url)
+
+
+def call(
+    cfg: LocalConfig,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    token: str | None = None,
+) -> Any:
+    """One request; the JSON answer, or LeanApiError / LeanUnreachable raised."""
+    [answer] = call_many(cfg, [(method, path, body, token)])
+    if isinstance(answer, Exception):
+        raise answer
+    return answer

@@ -1,0 +1,206 @@
+"""The blocking client: one method per endpoint, typed results, errors as exceptions."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from agentlanes.client import calls
+from agentlanes.client import models as m
+from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
+from agentlanes.client.calls import Call
+from agentlanes.client.coordination import attach_groups
+from agentlanes.client.errors import StreamClosed, Unreachable
+
+T = TypeVar("T")
+
+
+class Client(ClientBase):
+    """Talk to an agentlanes server. ``Client.from_env()`` reads the local configuration.
+
+    After ``checkin`` the client keeps the session token and sends it with the calls that
+    act as that session (heartbeat, status, checkout, conflict checks).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        session_token: str | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        super().__init__(url, api_key, session_token=session_token, timeout=timeout)
+        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
+        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+
+    @classmethod
+    def from_env(cls, start: Path | None = None) -> Client:
+        """A client for the repository around ``start`` (env vars, ``.agentlanes.toml``,
+        and the saved session token)."""
+        return cls(**cls._settings_from_env(start))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def run(self, call: Call[T]) -> T:
+        """Send one prepared call and parse its answer (raises ApiError / Unreachable)."""
+        headers = self._headers(call)
+        try:
+            response = self._http.request(
+                call.method, call.path, json=call.body, params=call.params or None, headers=headers
+            )
+        except httpx.TransportError as exc:
+            raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
+        return self._result(call, response.status_code, response.text)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+        *,
+        with_token: bool = True,
+    ) -> Any:
+        """Any endpoint under the server's base URL, as plain JSON (for routes this client
+        has no typed method for yet). Sends the session token when there is one."""
+        call: Call[Any] = Call(
+            method.upper(),
+            path,
+            lambda data: data,
+            body,
+            params or {},
+            token="optional" if with_token else "none",
+        )
+        return self.run(call)
+
+    # -- sessions --------------------------------------------------------------------------
+    def checkin(
+        self,
+        agent_name: str | None = None,
+        declared_area: str | None = None,
+        declared_files: list[str] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> m.CheckinResult:
+        """Start a session; the client keeps its token for the calls that follow."""
+        result = self.run(calls.checkin(agent_name, declared_area, declared_files, meta))
+        self.session_token = result.session_token
+        return result
+
+    def heartbeat(self) -> m.HeartbeatResult:
+        """Keep the session alive (410 ``SESSION_ENDED`` once it has ended)."""
+        return self.run(calls.heartbeat())
+
+    def status(
+        self,
+        declared_area: str | None = None,
+        declared_files: list[str] | None = None,
+        status_text: str | None = None,
+    ) -> m.StatusResult:
+        """Change the session's area, files or status text; returns fresh conflicts."""
+        return self.run(calls.status(declared_area, declared_files, status_text))
+
+    def checkout(
+        self,
+        outcome_status: str | None = None,
+        work_summary: str | None = None,
+        files_touched: list[str] | None = None,
+    ) -> m.CheckoutResult:
+        """End the session with an outcome (completed, partial, failed)."""
+        return self.run(calls.checkout(outcome_status, work_summary, files_touched))
+
+    def presence(self) -> m.Presence:
+        """The project's live sessions, oldest first, and the offset they reflect."""
+        return self.run(calls.presence())
+
+    def check_conflicts(
+        self,
+        paths: list[str] | None = None,
+        patterns: list[str] | None = None,
+        declared_area: str | None = None,
+    ) -> m.ConflictCheck:
+        """What these paths / patterns / area collide with; the own session is left out."""
+        return self.run(calls.check_conflicts(paths, patterns, declared_area))
+
+    def project(self) -> m.ProjectInfo:
+        """The project the API key opens (its conflict mode and heartbeat settings)."""
+        return self.run(calls.project())
+
+    def event_log(self, since: int | None = None, limit: int | None = None) -> m.EventLog:
+        """Events after ``since`` over HTTP."""
+        return self.run(calls.event_log(since, limit))
+
+    # -- event stream ----------------------------------------------------------------------
+    def events(
+        self,
+        since: int | None = None,
+        *,
+        attach: bool = False,
+        max_failures: int | None = None,
+        idle_timeout: float | None = None,
+    ) -> Iterator[m.Event]:
+        """Every frame of the live stream, reconnecting with ``since`` on its own.
+
+        Without ``since`` the first frame is a ``presence.snapshot``; after a reconnect the
+        server replays what was missed (``replay.complete`` ends the replay). ``attach``
+        ties the session's liveness to the socket. ``max_failures`` consecutive failed
+        connects raise Unreachable (None: keep trying); a server that cannot be
+        reached at the very first connect raises Unreachable at once. ``idle_timeout``
+        ends the iterator after that many seconds without a frame.
+        """
+        from websockets.exceptions import ConnectionClosed, InvalidHandshake
+        from websockets.sync.client import connect
+
+        resume = Resume(since)
+        failures = 0
+        connected = False
+        while True:
+            try:
+                with connect(
+                    self._ws_url(resume.offset),
+                    additional_headers=self._ws_headers(),
+                    open_timeout=self.timeout,
+                ) as ws:
+                    failures = 0
+                    connected = True
+                    if attach:
+                        ws.send(json.dumps({"type": "attach", "session_token": self._token()}))
+                    while True:
+                        try:
+                            raw = ws.recv(timeout=idle_timeout)
+                        except TimeoutError:
+                            return
+                        frame = resume.accept(raw)
+                        if frame is not None:
+                            yield frame
+            except ConnectionClosed as exc:
+                code = exc.rcvd.code if exc.rcvd else 1006
+                if code in FATAL_CLOSE_CODES:
+                    raise StreamClosed(code, exc.rcvd.reason if exc.rcvd else "") from None
+            except (OSError, InvalidHandshake, TimeoutError) as exc:
+                failures += 1
+                if not connected or (max_failures is not None and failures >= max_failures):
+                    raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
+            time.sleep(backoff(failures))
+
+    def _token(self) -> str:
+        from agentlanes.client.errors import NoSession
+
+        if not self.session_token:
+            raise NoSession("no session token to attach: check in first")
+        return self.session_token

@@ -1,0 +1,200 @@
+"""The git pre-commit check: staged paths against the other live sessions.
+
+Run by the hook that ``lanes hook install`` writes (``python -m agentlanes.githook``) and
+by ``lanes hook run`` (the pre-commit framework). It imports only the standard library
+and the lean parts of ``agentlanes.client`` so that it stays fast on every commit.
+
+- ``AGENTLANES_SKIP=1`` (or ``git commit --no-verify``) skips it.
+- Quiet when nothing collides. Otherwise one line per conflict (path, agent, their
+  pattern); in ``warn`` mode the commit goes through, in ``block`` mode it is refused.
+- Warns when the committer has no active session.
+- Server unreachable: warns and allows, unless ``fail_closed = true`` in
+  ``.agentlanes.toml`` (or ``AGENTLANES_FAIL_CLOSED=1``).
+
+Exit status: 0 commit allowed, 1 commit refused.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from agentlanes.client.config import ConfigError, load_config, read_session
+from agentlanes.client.lean import LeanApiError, LeanUnreachable, call_many
+from agentlanes.client.report import capped, conflict_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: every import costs the hook
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
+ALLOW = 0
+REFUSE = 1
+# Staged paths sent per request: well under the server's max_paths default (10,000).
+CHUNK = 5000
+SHOWN_LINES = 20
+HOW_PAST = "to commit anyway: AGENTLANES_SKIP=1 git commit ... (or git commit --no-verify)"
+
+
+class GitError(Exception):
+    """git could not list the staged paths."""
+
+
+def staged_paths(cwd: str | None = None) -> list[str]:
+    """Every path the commit touches: added, modified, deleted, and both sides of renames.
+
+    ``--no-renames`` reports a rename as a deletion of the old path and an addition of the
+    new one, so both sides are checked.
+    """
+    argv = ["git", "diff", "--cached", "--name-only", "-z", "--no-renames"]
+    return [p for p in _run_git(argv, cwd).decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _run_git(argv: list[str], cwd: str | None) -> bytes:
+    """git's stdout. posix_spawn rather than ``subprocess`` (~25 ms less to import)."""
+    if not hasattr(os, "posix_spawnp") or cwd is not None:
+        import subprocess
+
+        try:
+            return subprocess.run(argv, cwd=cwd, capture_output=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise GitError(str(exc)) from None
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, write_end, 1),
+                (os.POSIX_SPAWN_CLOSE, read_end),
+            ],
+        )
+    except OSError as exc:
+        os.close(read_end)
+        os.close(write_end)
+        raise GitError(str(exc)) from None
+    os.close(write_end)
+    chunks = []
+    with os.fdopen(read_end, "rb") as out:
+        while chunk := out.read(65536):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise GitError(f"{' '.join(argv)} exited with {os.waitstatus_to_exitcode(status)}")
+    return b"".join(chunks)
+
+
+def check(
+    paths: Sequence[str] | None = None,
+    cwd: str | None = None,
+    out: TextIO | None = None,
+    env: dict[str, str] | None = None,
+) -> int:
+    """Check the staged paths (or ``paths``); print what a committer needs; 0 or 1."""
+    out = out or sys.stderr
+    env = dict(os.environ) if env is None else env
+
+    def say(line: str) -> None:
+        print(f"agentlanes: {line}", file=out)
+
+    if env.get("AGENTLANES_SKIP", "").strip().lower() in ("1", "true", "yes"):
+        return ALLOW
+    try:
+        cfg = load_config(cwd, env)
+    except ConfigError as exc:
+        say(f"{exc}; commit not checked")
+        return ALLOW
+    if not cfg.api_key:
+        say("no API key (AGENTLANES_API_KEY or .agentlanes.toml); commit not checked")
+        return ALLOW
+    try:
+        todo = list(paths) if paths is not None else staged_paths(cwd)
+    except GitError as exc:
+        say(f"cannot list the staged paths ({exc}); commit not checked")
+        return ALLOW
+    if not todo:
+        return ALLOW
+
+    session = read_session(cfg, env)
+    token = session["session_token"] if session else None
+    if not token:
+        say("you have no active session (run `lanes checkin`); others cannot see you")
+    chunks = [todo[start : start + CHUNK] for start in range(0, len(todo), CHUNK)]
+    # All at once, each on its own connection: the server answers them concurrently.
+    # The check sends the token so the committer's own claims are left out; the heartbeat
+    # says whether that session is still active (and a commit is a sign of life).
+    requests: list[Any] = [("GET", "/api/v1/project", None, None)]
+    requests += [("POST", "/api/v1/conflicts/check", {"paths": c}, token) for c in chunks]
+    if token:
+        requests.append(("POST", "/api/v1/heartbeat", {}, token))
+    try:
+        answers = call_many(cfg, requests)
+        if token and isinstance(answers[-1], LeanApiError) and answers[-1].status in (404, 410):
+            say(
+                "your saved session is no longer active (run `lanes checkin`); others can't see you"
+            )
+        if token and any(_unknown_token(a) for a in answers[1 : 1 + len(chunks)]):
+            # A token the server has never seen: check as nobody rather than fail.
+            answers[1 : 1 + len(chunks)] = call_many(
+                cfg, [("POST", "/api/v1/conflicts/check", {"paths": c}, None) for c in chunks]
+            )
+        for answer in answers[: 1 + len(chunks)]:
+            if isinstance(answer, LeanApiError):
+                raise answer
+        mode = answers[0].get("conflict_mode", "warn")
+        conflicts: list[dict[str, Any]] = []
+        for answer in answers[1 : 1 + len(chunks)]:
+            conflicts.extend(answer["conflicts"])
+    except LeanUnreachable as exc:
+        if cfg.fail_closed:
+            say(f"server unreachable at {cfg.url} ({exc}); commit refused (fail_closed)")
+            say(HOW_PAST)
+            return REFUSE
+        say(f"server unreachable at {cfg.url} ({exc}); commit not checked")
+        return ALLOW
+    except LeanApiError as exc:
+        if cfg.fail_closed:
+            say(f"the server refused the check ({exc}); commit refused (fail_closed)")
+            say(HOW_PAST)
+            return REFUSE
+        say(f"the server refused the check ({exc}); commit not checked")
+        return ALLOW
+
+    if not conflicts:
+        return ALLOW
+    for line in capped(conflict_lines(_merge(conflicts)), SHOWN_LINES):
+        say(line)
+    if mode == "block":
+        say("commit refused: the project is in block mode and others hold these paths")
+        say(HOW_PAST)
+        return REFUSE
+    say("commit allowed (warn mode); tell the agents above, or narrow your change")
+    return ALLOW
+
+
+def _unknown_token(answer: Any) -> bool:
+    return isinstance(answer, LeanApiError) and answer.code == "SESSION_NOT_FOUND"
+
+
+def _merge(conflicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Several chunks may each report the same session: show it once per overlap."""
+    by_session: dict[str, dict[str, Any]] = {}
+    for conflict in conflicts:
+        sid = conflict.get("session_id", "")
+        if sid in by_session:
+            by_session[sid]["overlapping_files"].extend(conflict.get("overlapping_files") or [])
+        else:
+            by_session[sid] = {
+                **conflict,
+                "overlapping_files": list(conflict.get("overlapping_files") or []),
+            }
+    return list(by_session.values())
+
+
+def main() -> int:
+    return check()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

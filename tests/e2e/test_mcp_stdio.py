@@ -1,0 +1,160 @@
+"""`agentlanes mcp` over stdio, driven by the official SDK's own client, against a live
+server."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.support.agents import isolated_env, lanes_json, make_repo, new_project
+from tests.support.server import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+CORE_TOOLS = {
+    "checkin",
+    "heartbeat",
+    "status",
+    "checkout",
+    "presence",
+    "check_conflicts",
+    "project",
+}
+
+
+def payload(result: Any) -> Any:
+    """A tool's answer: the structured content, else the JSON in its text."""
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> None:
+    key = new_project(agent_server.url, conflict_mode="block")["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    other = make_repo(tmp_path / "other", env)
+    lanes_json(other, env, "checkin", "--agent", "alice", "--files", "src/api/**")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agentlanes", "mcp"], env=env, cwd=str(repo)
+    )
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert tools >= CORE_TOOLS
+
+            refused = await client.call_tool(
+                "checkin", {"agent_name": "bob", "declared_files": ["src/**"]}
+            )
+            assert refused.is_error and "CONFLICT" in refused.content[0].text
+
+            ok = payload(
+                await client.call_tool(
+                    "checkin",
+                    {"agent_name": "bob", "declared_area": "docs", "declared_files": ["docs/**"]},
+                )
+            )
+            assert ok["agent_name"] == "bob" and ok["conflicts"] == []
+            assert "session_token" not in ok
+            # The session is shared with the CLI and the git hook of this repository.
+            saved = json.loads((repo / ".git/agentlanes/session.json").read_text())
+            assert saved["session_id"] == ok["session_id"]
+
+            hits = payload(
+                await client.call_tool("check_conflicts", {"paths": ["src/api/a.py", "docs/x.md"]})
+            )
+            assert [c["agent_name"] for c in hits["conflicts"]] == ["alice"]
+            assert hits["conflicts"][0]["overlapping_files"][0]["example"] == "src/api/a.py"
+
+            beat = payload(await client.call_tool("heartbeat", {}))
+            assert beat["session_id"] == ok["session_id"]
+            status = payload(await client.call_tool("status", {"status_text": "writing docs"}))
+            assert status["status_text"] == "writing docs"
+            blocked = await client.call_tool("status", {"declared_files": ["src/api/x.py"]})
+            assert blocked.is_error and "CONFLICT" in blocked.content[0].text
+
+            live = payload(await client.call_tool("presence", {}))
+            assert [s["agent_name"] for s in live["sessions"]] == ["alice", "bob"]
+            assert payload(await client.call_tool("project", {}))["conflict_mode"] == "block"
+
+            bad = await client.call_tool("check_conflicts", {"paths": ["/abs"]})
+            assert bad.is_error and "VALIDATION_ERROR" in bad.content[0].text
+
+            done = payload(
+                await client.call_tool(
+                    "checkout", {"outcome_status": "completed", "work_summary": "docs"}
+                )
+            )
+            assert done["status"] == "checked_out"
+            assert not (repo / ".git/agentlanes/session.json").exists()
+            gone = await client.call_tool("heartbeat", {})
+            assert gone.is_error and "no session token" in gone.content[0].text
+
+    anyio.run(scenario)
+
+
+def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> None:
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    other = make_repo(tmp_path / "other", env)
+    lanes_json(other, env, "checkin", "--agent", "alice")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agentlanes", "mcp"], env=env, cwd=str(repo)
+    )
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert tools >= {
+                "task_create",
+                "tasks_ready",
+                "task_claim",
+                "task_status",
+                "message_send",
+                "inbox",
+                "lease_acquire",
+                "lease_release",
+                "consensus_request",
+                "consensus_vote",
+                "agent_upsert",
+            }
+            payload(await client.call_tool("checkin", {"agent_name": "bob"}))
+            task = payload(await client.call_tool("task_create", {"title": "Write the docs"}))
+            ready = payload(await client.call_tool("tasks_ready", {}))
+            assert [t["task_id"] for t in ready["tasks"]] == [task["task_id"]]
+            claimed = payload(await client.call_tool("task_claim", {"task_id": task["task_id"]}))
+            assert claimed["claimed_by"]["agent_name"] == "bob"
+            done = payload(
+                await client.call_tool(
+                    "task_status", {"task_id": task["task_id"], "status": "done"}
+                )
+            )
+            assert done["status"] == "done"
+            lease = payload(await client.call_tool("lease_acquire", {"resource": "deploy:prod"}))
+            assert lease["fencing_token"] >= 1
+            sent = payload(await client.call_tool("message_send", {"to": "alice", "body": "hi"}))
+            assert sent["to"] == "alice"
+            vote = payload(
+                await client.call_tool("consensus_request", {"action": "deploy", "reason": "v2"})
+            )
+            assert vote["eligible_voters"] == ["alice"]
+            refused = await client.call_tool(
+                "consensus_vote", {"consensus_id": vote["consensus_id"], "vote": "approve"}
+            )
+            assert refused.is_error and "CONFLICT" in refused.content[0].text  # not eligible
+            released = payload(
+                await client.call_tool("lease_release", {"lease_id": lease["lease_id"]})
+            )
+            assert released["status"] == "released"
+
+    anyio.run(scenario)

@@ -1,0 +1,114 @@
+"""The client's local pieces: configuration precedence, the session file, errors, resume."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from agentlanes.client.base import Resume, backoff
+from agentlanes.client.config import (
+    ConfigError,
+    find_repo_root,
+    forget_session,
+    git_dir,
+    load_config,
+    read_session,
+    save_session,
+)
+from agentlanes.client.errors import ApiError
+
+
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir(parents=True)
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    return tmp_path
+
+
+def test_env_beats_file_beats_default(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    assert load_config(root, env={}).url == "http://127.0.0.1:8787"
+    (root / ".agentlanes.toml").write_text(
+        'url = "http://file:1/"\napi_key = "alk_file"\nfail_closed = true\ntimeout = 2\n'
+    )
+    cfg = load_config(root / "a" / "b", env={})
+    assert (cfg.url, cfg.api_key, cfg.fail_closed, cfg.timeout) == (
+        "http://file:1",
+        "alk_file",
+        True,
+        2.0,
+    )
+    assert cfg.root == str(root)
+    env = {"AGENTLANES_URL": "http://env:2", "AGENTLANES_API_KEY": "alk_env"}
+    cfg = load_config(root, env=env)
+    assert (cfg.url, cfg.api_key) == ("http://env:2", "alk_env")
+    assert cfg.source == {"url": "AGENTLANES_URL", "api_key": "AGENTLANES_API_KEY"}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [("url = [", "not valid TOML"), ("fail_closed = 'yes'", "fail_closed must be a bool")],
+)
+def test_bad_config_file_names_the_problem(tmp_path: Path, text: str, needle: str) -> None:
+    root = repo(tmp_path)
+    (root / ".agentlanes.toml").write_text(text)
+    with pytest.raises(ConfigError, match=needle):
+        load_config(root, env={})
+
+
+def test_session_lives_in_the_git_dir_of_each_worktree(tmp_path: Path) -> None:
+    main = repo(tmp_path / "main")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (main / ".git" / "worktrees" / "linked").mkdir(parents=True)
+    (linked / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'linked'}\n")
+    assert find_repo_root(linked) == str(linked)
+    assert git_dir(linked) == str(main / ".git" / "worktrees" / "linked")
+
+    cfg = load_config(linked, env={})
+    assert read_session(cfg, env={}) is None
+    path = save_session(cfg, {"session_token": "t" * 64, "session_id": "ses_1"})
+    assert path == str(main / ".git" / "worktrees" / "linked" / "agentlanes" / "session.json")
+    assert stat.S_IMODE(Path(path).stat().st_mode) == 0o600
+    assert read_session(cfg, env={})["session_id"] == "ses_1"  # type: ignore[index]
+    # The environment wins over the file.
+    env_session = read_session(cfg, env={"AGENTLANES_SESSION_TOKEN": "e" * 64})
+    assert env_session == {"session_token": "e" * 64, "source": "AGENTLANES_SESSION_TOKEN"}
+    Path(path).write_text("{broken")
+    assert read_session(cfg, env={}) is None
+    forget_session(cfg)
+    assert not Path(path).exists()
+
+
+def test_outside_a_repository_there_is_no_session_file(tmp_path: Path) -> None:
+    cfg = load_config(tmp_path, env={})
+    if cfg.root is None:  # tmp_path is not inside some repository
+        assert cfg.session_file is None
+        assert save_session(cfg, {"session_token": "x"}) is None
+
+
+def test_api_error_keeps_code_and_top_level_fields() -> None:
+    body = {
+        "error": {"code": "CONFLICT", "message": "taken"},
+        "outcome_status": "blocked",
+        "conflicts": [{"agent_name": "alice"}],
+    }
+    err = ApiError.from_response(409, body)
+    assert (err.status, err.code, err.message) == (409, "CONFLICT", "taken")
+    assert err.conflicts == [{"agent_name": "alice"}]
+    assert err.extra["outcome_status"] == "blocked"
+    odd = ApiError.from_response(502, None, "<html>bad gateway</html>")
+    assert odd.code == "HTTP_ERROR" and "bad gateway" in odd.message
+
+
+def test_resume_skips_what_was_seen_and_follows_snapshots() -> None:
+    resume = Resume(None)
+    snap = resume.accept(json.dumps({"type": "presence.snapshot", "offset": 5, "data": {}}))
+    assert snap is not None and resume.offset == 5
+    assert resume.accept(json.dumps({"type": "agent.checkin", "offset": 5})) is None
+    assert resume.accept(json.dumps({"type": "agent.checkin", "offset": 6})) is not None
+    assert resume.accept(json.dumps({"type": "pong"})) is not None
+    assert resume.offset == 6
+    assert [backoff(n) for n in (0, 1, 10)] == [0.2, 0.4, 5.0]
