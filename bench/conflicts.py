@@ -249,11 +249,12 @@ def paths_rows(rng: random.Random, dirs: list[str], files: list[str]) -> list[tu
 
 BRACES_6 = "{a,b}" * 6  # 64 alternatives
 ADVERSARIAL = [
-    ("64 stars vs 64 stars", "*a" * 32, "*b" * 32),
+    ("32 stars vs 32 stars", "*a" * 16, "*b" * 16),
     ("star + 1000 a's vs star + 999 a's + b", "*" + "a" * 1000, "*" + "a" * 999 + "b"),
-    ("'*a' + 62 '?' vs '*b' + 62 '?' (DFA blow-up)", "*a" + "?" * 62, "*b" + "?" * 62),
-    ("'*a' + 62 '?' vs 'b' x 63 + '*'", "*a" + "?" * 62, "b" * 63 + "*"),
-    ("64 classes vs 64 negated classes", "[ab]" * 64, "[!ab]" * 64),
+    ("'*a' + 30 '?' vs '*b' + 30 '?' (DFA blow-up)", "*a" + "?" * 30, "*b" + "?" * 30),
+    ("'*a' + 30 '?' vs 'b' x 31 + '*'", "*a" + "?" * 30, "b" * 31 + "*"),
+    ("32 classes vs 32 negated classes", "[ab]" * 32, "[!ab]" * 32),
+    ("32 classes vs 32 overlapping classes", "[a-m]" * 32, "[k-z]" * 32),
     ("16 globstars each side", "/".join(["**", "a"] * 16), "/".join(["**", "b"] * 16)),
     ("16 globstars vs 500 literal segments", "/".join(["**", "a"] * 16), "/".join(["a"] * 500)),
     ("16 globstars vs 340 literal segments + 'b'", "/".join(["**", "a"] * 16), "a/" * 340 + "b"),
@@ -275,12 +276,13 @@ ADVERSARIAL = [
     ("64 braces + '*' vs 64 braces + '*' (overlap)", BRACES_6 + "x*", "*y" + BRACES_6),
     ("64 braces of 1 globstar vs 64 braces", "**/" + BRACES_6 + "/**", BRACES_6 + "/**/z"),
     (
-        "64 x 16-globstar braces vs 64 braces",
-        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/" + "/".join(["**", "x"] * 15),
-        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/" + "/".join(["**", "y"] * 15),
+        "64 x 8-globstar braces vs 64 braces",
+        "{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/" + "/".join(["**", "x"] * 8) + "/u*",
+        "**/{a,b}/{c,d}/{e,f}/{g,h}/{i,j}/{k,l}/" + "/".join(["**", "x"] * 7) + "/v*",
     ),
-    ("(over the limits) 256 alternatives", "{a,b}" * 8 + "*", "*"),
-    ("(over the limits) 31 globstars", "/".join(["**", "a"] * 31), "*"),
+    ("(over the limits) 128 alternatives", "{a,b}" * 7 + "*", "*"),
+    ("(over the limits) 17 globstars", "/".join(["**", "a"] * 17), "*"),
+    ("(over the limits) 64 alternatives x 80 characters", BRACES_6 + "/" + "x" * 80, "*"),
 ]
 
 

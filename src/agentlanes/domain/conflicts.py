@@ -26,7 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
-from .patterns import CompiledPattern, Rest, compile_pattern
+from .patterns import GLOBSTAR, CompiledPattern, Rest, compile_pattern, shared_rest
+from .segments import ANY_SEGMENT
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,6 @@ class Conflict:
     overlapping_files: tuple[FileOverlap, ...]
 
 
-_OVERLAP_OBJECTS_CAP = 1 << 17
-
-
 class _Group:
     """Live alternatives filed at one node that share what follows the literal segments."""
 
@@ -72,14 +70,40 @@ class _Group:
         self.members: dict[str, int] = {}  # pattern -> index of its first such alternative
 
 
+_PLAIN = ("**", "*/**")  # literal files and directories, and 'dir/**'
+_DIRTY = object()
+
+
 class _Node:
-    __slots__ = ("children", "depth", "groups", "path")
+    __slots__ = ("_plain", "children", "depth", "groups", "path")
 
     def __init__(self, path: str, depth: int) -> None:
         self.children: dict[str, _Node] = {}
         self.groups: dict[str, _Group] = {}  # Rest.key -> group
         self.path = path  # the literal segments above this node, joined by '/'
         self.depth = depth
+        self._plain: object = _DIRTY
+
+    def plain_below(self) -> list[tuple[str, int, str, str]] | None:
+        """Every (pattern, alternative, node path, rest key) filed in this subtree when
+        all of them are plain (``**`` or ``*/**`` after the prefix); else None.
+        Cached until the subtree changes."""
+        if self._plain is _DIRTY:
+            found: list[tuple[str, int, str, str]] | None = []
+            for key, group in self.groups.items():
+                if key not in _PLAIN:
+                    found = None
+                    break
+                found.extend((p, i, self.path, key) for p, i in group.members.items())  # type: ignore[union-attr]
+            if found is not None:
+                for child in self.children.values():
+                    below = child.plain_below()
+                    if below is None:
+                        found = None
+                        break
+                    found.extend(below)
+            self._plain = found
+        return self._plain  # type: ignore[return-value]
 
 
 class ConflictDetector:
@@ -93,7 +117,6 @@ class ConflictDetector:
         self._holders: dict[str, dict[str, int]] = {}
         self._areas: dict[str, dict[str, None]] = {}
         self._root = _Node("", 0)
-        self._overlap_objects: dict[tuple[str, str], FileOverlap] = {}
         for scope in scopes:
             self.add(scope)
 
@@ -144,12 +167,14 @@ class ConflictDetector:
     def _trie_add(self, pattern: str) -> None:
         for entry in compile_pattern(pattern).entries:
             node = self._root
+            node._plain = _DIRTY
             for seg in entry.prefix:
                 child = node.children.get(seg)
                 if child is None:
                     path = f"{node.path}/{seg}" if node.path else seg
                     child = node.children[seg] = _Node(path, node.depth + 1)
                 node = child
+                node._plain = _DIRTY
             group = node.groups.get(entry.rest.key)
             if group is None:
                 group = node.groups[entry.rest.key] = _Group(entry.rest)
@@ -164,6 +189,8 @@ class ConflictDetector:
                     break
                 path.append(child)
             else:
+                for node in path:
+                    node._plain = _DIRTY
                 node = path[-1]
                 group = node.groups.get(entry.rest.key)
                 if group is not None:
@@ -181,6 +208,7 @@ class ConflictDetector:
         """Every live pattern sharing a path with ``cp``: {pattern: (alternative, example)}."""
         found: dict[str, tuple[int, str]] = {}
         memo: dict[tuple[int, bool, str], tuple[str, ...] | None] = {}
+        plain_memo: dict[int, dict[str, str] | None] = {}
         stack = [(self._root, cp.starts)]
         while stack:
             node, mask = stack.pop()
@@ -208,7 +236,13 @@ class ConflictDetector:
                 continue
             names = cp.next_literals(mask)
             if names is None:
+                plain = self._plain_words(cp, mask, plain_memo)
                 for word, child in node.children.items():
+                    if plain is not None:
+                        below = child.plain_below()
+                        if below is not None:
+                            _record_plain(found, below, plain)
+                            continue
                     after = cp.advance(mask, word)
                     if after:
                         stack.append((child, after))
@@ -220,6 +254,33 @@ class ConflictDetector:
                         if after:
                             stack.append((child, after))
         return found
+
+    @staticmethod
+    def _plain_words(
+        cp: CompiledPattern, mask: int, memo: dict[int, dict[str, str] | None]
+    ) -> dict[str, str] | None:
+        """Example suffixes for plain rests below a node, when the mask settles them.
+
+        A GLOBSTAR position in ``mask`` stays in the mask whatever is read
+        below, so any pattern below whose rest is ``**`` or ``*/**`` overlaps
+        as soon as the pattern accepts some words from those positions alone:
+        the words need not be recomputed node by node.
+        """
+        sticky = mask & cp.globstars
+        if not sticky:
+            return None
+        if sticky in memo:
+            return memo[sticky]
+        start = cp.closure(sticky)
+        suffixes: dict[str, str] | None = {}
+        for key, rest in _PLAIN_RESTS.items():
+            words = cp.rest_words(start, True, rest)
+            if words is None:
+                suffixes = None
+                break
+            suffixes[key] = "/".join(words)  # type: ignore[index]
+        memo[sticky] = suffixes
+        return suffixes
 
     def _claims_of(self, paths: list[str]) -> dict[str, dict[str, None]]:
         """Every live pattern claiming one of ``paths``: {pattern: {path: None}}."""
@@ -242,7 +303,8 @@ class ConflictDetector:
                 if key == "**":  # a literal path: claims itself and all below
                     claimed = names[lo:hi]
                 elif key == "*/**":  # 'dir/**': everything strictly below
-                    claimed = [names[n] for n in range(lo, hi) if len(segs[n]) > depth]
+                    # Only the node's own path can end here, and it sorts first.
+                    claimed = names[lo + (len(segs[lo]) == depth) : hi]
                 else:
                     rx = group.rest.regex
                     start = len(node.path) + 1 if depth else 0
@@ -279,16 +341,23 @@ class ConflictDetector:
                 n = end
         return found
 
-    def _file_overlap(self, pattern: str, theirs: str, example: str) -> FileOverlap:
-        # Verdicts are memoised, so the same pair comes back with the same
-        # example; reusing the object saves most of a large answer's cost.
-        key = (pattern, theirs)
-        overlap = self._overlap_objects.get(key)
-        if overlap is None or overlap.example != example:
-            if len(self._overlap_objects) >= _OVERLAP_OBJECTS_CAP:
-                self._overlap_objects.clear()
-            overlap = self._overlap_objects[key] = FileOverlap(pattern, theirs, example)
-        return overlap
+    def _files(self, sid: str, blocks: list[_Block]) -> tuple[FileOverlap, ...]:
+        """One scope's overlaps, ordered by my pattern (or path), then by its own order."""
+        if len(blocks) == 1:
+            return blocks[0][2]
+        holders = self._holders
+        ranks = [holders[block[2][0].their_pattern][sid] for block in blocks]
+        keys = [(block[0], rank) for block, rank in zip(blocks, ranks, strict=True)]
+        order = sorted(range(len(blocks)), key=keys.__getitem__)
+        if all(len(block[1]) == 1 for block in blocks):
+            return tuple([blocks[j][2][0] for j in order])
+        flat = [
+            (k, ranks[j], overlap)
+            for j in order
+            for k, overlap in zip(blocks[j][1], blocks[j][2], strict=True)
+        ]
+        flat.sort(key=_RANK)
+        return tuple([h[2] for h in flat])
 
     def find(
         self,
@@ -305,33 +374,39 @@ class ConflictDetector:
         ``patterns`` (normalised) or claims one of ``paths`` (normalised
         concrete files, reported with ``example`` = the path).
         """
-        # session id -> list of (my rank, their rank, FileOverlap)
-        hits: dict[str, list[tuple[int, int, FileOverlap]]] = {}
+        # Overlaps come in blocks, one per (pattern of mine, their pattern) or
+        # per their pattern claiming paths: (first of mine, ranks of mine,
+        # overlaps in that order). A block is shared by every holder of the
+        # pattern, and a holder only lists it: a large answer allocates
+        # little, so it is fast and leaves little for the garbage collector.
+        blocks: dict[str, list[_Block]] = {}
+        holders = self._holders
         mine = list(dict.fromkeys(patterns))
         for i, pattern in enumerate(mine):
+            ranks = (i,)
             for theirs, (_, example) in self._overlaps_of(compile_pattern(pattern)).items():
-                overlap = self._file_overlap(pattern, theirs, example)
-                for sid, rank in self._holders[theirs].items():
-                    entry = (i, rank, overlap)
-                    found = hits.get(sid)
+                block = (i, ranks, (FileOverlap(pattern, theirs, example),))
+                for sid in holders[theirs]:
+                    found = blocks.get(sid)
                     if found is None:
-                        hits[sid] = [entry]
+                        blocks[sid] = [block]
                     else:
-                        found.append(entry)
+                        found.append(block)
         staged = list(dict.fromkeys(paths))
-        if staged and self._holders:
+        if staged and holders:
             order = {p: len(mine) + k for k, p in enumerate(staged)}
             for theirs, claimed in self._claims_of(staged).items():
-                pairs = [(order[path], FileOverlap(path, theirs, path)) for path in claimed]
-                for sid, rank in self._holders[theirs].items():
-                    entries = [(k, rank, overlap) for k, overlap in pairs]
-                    found = hits.get(sid)
+                ranked = sorted(claimed, key=order.__getitem__)
+                orders = tuple([order[p] for p in ranked])
+                block = (orders[0], orders, tuple([FileOverlap(p, theirs, p) for p in ranked]))
+                for sid in holders[theirs]:
+                    found = blocks.get(sid)
                     if found is None:
-                        hits[sid] = entries
+                        blocks[sid] = [block]
                     else:
-                        found.extend(entries)
+                        found.append(block)
         area_sids = self._areas.get(declared_area, {}) if declared_area else {}
-        sids = set(hits)
+        sids = set(blocks)
         sids.update(area_sids)
         sids.discard(exclude_session_id)  # type: ignore[arg-type]
         scopes = self._scopes
@@ -343,18 +418,30 @@ class ConflictDetector:
         conflicts = []
         for sid in ordered:
             scope = scopes[sid]
-            found = hits.get(sid)
-            if not found:
-                files: tuple[FileOverlap, ...] = ()
-            elif len(found) == 1:
-                files = (found[0][2],)
-            else:
-                found.sort(key=_RANK)
-                files = tuple([h[2] for h in found])
+            files = self._files(sid, blocks[sid]) if sid in blocks else ()
             conflicts.append(
                 Conflict(sid, scope.agent_name, scope.declared_area, sid in area_sids, files)
             )
         return conflicts
+
+
+_Block = tuple[int, tuple[int, ...], tuple[FileOverlap, ...]]
+_PLAIN_RESTS = {
+    "**": shared_rest(((GLOBSTAR,),)),
+    "*/**": shared_rest(((ANY_SEGMENT, GLOBSTAR),)),
+}
+
+
+def _record_plain(
+    found: dict[str, tuple[int, str]],
+    below: list[tuple[str, int, str, str]],
+    suffixes: dict[str, str],
+) -> None:
+    for theirs, index, path, key in below:
+        suffix = suffixes[key]
+        seen = found.get(theirs)
+        if seen is None or index < seen[0]:
+            found[theirs] = (index, f"{path}/{suffix}" if suffix else path)
 
 
 _RANK = itemgetter(0, 1)  # (my pattern or path, their pattern's place in their scope)

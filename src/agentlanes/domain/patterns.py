@@ -394,7 +394,7 @@ class CompiledPattern(Automaton):
         self.entries = tuple(
             Entry(
                 prefix,
-                _rest(tuple(rest for _, rest in items)),
+                shared_rest(tuple(rest for _, rest in items)),
                 items[0][0],
             )
             for prefix, items in grouped.items()
@@ -453,7 +453,7 @@ _SHARED_PREFIX = 16
 _RESTS: dict[str, Rest] = {}
 
 
-def _rest(alternatives: tuple[Alternative, ...]) -> Rest:
+def shared_rest(alternatives: tuple[Alternative, ...]) -> Rest:
     """The shared Rest for these elements (one object per key, bounded)."""
     key = "|".join(_key(alt) for alt in alternatives)
     rest = _RESTS.get(key)
