@@ -345,6 +345,15 @@ class ConflictDetector:
         """One scope's overlaps, ordered by my pattern (or path), then by its own order."""
         if len(blocks) == 1:
             return blocks[0][2]
+        # Usual case: one overlap per block, blocks already in my order (they
+        # are filed pattern by pattern, each of mine at most once per theirs).
+        prev = -1
+        for block in blocks:
+            if block[0] <= prev or len(block[1]) != 1:
+                break
+            prev = block[0]
+        else:
+            return tuple([block[2][0] for block in blocks])
         holders = self._holders
         ranks = [holders[block[2][0].their_pattern][sid] for block in blocks]
         keys = [(block[0], rank) for block, rank in zip(blocks, ranks, strict=True)]
@@ -418,7 +427,13 @@ class ConflictDetector:
         conflicts = []
         for sid in ordered:
             scope = scopes[sid]
-            files = self._files(sid, blocks[sid]) if sid in blocks else ()
+            found = blocks.get(sid)
+            if found is None:
+                files: tuple[FileOverlap, ...] = ()
+            elif len(found) == 1:
+                files = found[0][2]
+            else:
+                files = self._files(sid, found)
             conflicts.append(
                 Conflict(sid, scope.agent_name, scope.declared_area, sid in area_sids, files)
             )
