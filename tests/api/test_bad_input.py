@@ -30,6 +30,8 @@ CHECKIN = [
     ({"meta": "x"}, "meta"),
     ({"meta": {"big": "x" * 20_000}}, "meta"),
     ({"unknown": 1}, "unknown"),
+    ({"meta": {"k": "a\x00b"}}, "meta"),
+    ({"declared_area": "a\x00"}, "declared_area"),
 ]
 
 STATUS = [
@@ -39,6 +41,7 @@ STATUS = [
     ({"status_text": 7}, "status_text"),
     ({"status_text": "x" * 2001}, "status_text"),
     ({"colour": "red"}, "colour"),
+    ({"status_text": "nul\x00byte"}, "status_text"),
 ]
 
 CHECKOUT = [
@@ -47,6 +50,7 @@ CHECKOUT = [
     ({"work_summary": 3}, "work_summary"),
     ({"files_touched": ["/abs"]}, "files_touched"),
     ({"files_touched": "a.py"}, "files_touched"),
+    ({"work_summary": "\x00"}, "work_summary"),
 ]
 
 CHECK = [
@@ -153,3 +157,21 @@ def test_unknown_route_is_a_json_404(api: Api) -> None:
     r = api.get("/nowhere")
     assert r.status_code == 404
     assert r.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_out_of_range_and_non_ascii_query_integers(api: Api) -> None:
+    for raw in ("9" * 30, "-" + "9" * 30, "²"):
+        r = api.get(f"/events/log?since={raw}")
+        assert r.status_code == 400, r.text
+        assert r.json()["field"] == "since"
+
+
+def test_deeply_nested_json_is_a_400(api: Api) -> None:
+    body = b'{"meta": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    r = api.client.post(
+        "/api/v1/checkin",
+        content=body,
+        headers={**api.headers(), "Content-Type": "application/json"},
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "VALIDATION_ERROR"

@@ -47,3 +47,12 @@ def test_exclusions_by_session_and_by_name() -> None:
     assert [
         c.agent_name for c in cache.find(1, live, patterns=["a/b"], exclude_agent_name="bob")
     ] == ["alice"]
+
+
+def test_generated_names_avoid_live_names() -> None:
+    from agentlanes.services import scope
+
+    every = {f"agent-{a}-{n}" for a in scope._ADJECTIVES for n in range(10, 100)}
+    name = scope.generated_agent_name(every)
+    assert name not in every and name.startswith("agent-")
+    assert scope.AGENT_NAME_RE.match(name)

@@ -70,6 +70,10 @@ def _on_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     return error_response(status, code, message, **extra)
 
 
+def _on_too_deep(_: Request[Any, Any, Any], exc: RecursionError) -> Response[Any]:
+    return error_response(400, "VALIDATION_ERROR", "body: nested too deeply", field="body")
+
+
 def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error", exc_info=exc)
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal error")
@@ -80,5 +84,6 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     ValidationException: _on_validation,
     NotAuthorizedException: _on_http,
     HTTPException: _on_http,
+    RecursionError: _on_too_deep,
     Exception: _on_unexpected,
 }

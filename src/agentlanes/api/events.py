@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from litestar.params import FromQuery
 
 from agentlanes.api.deps import api_key_guard
+from agentlanes.api.query import int_param
 from agentlanes.api.stream import EventStream
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.services import realtime
@@ -43,17 +44,8 @@ class EventController(Controller):
         limit: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
-            ctx, project, since=_int_param("since", since), limit=_int_param("limit", limit)
+            ctx, project, since=int_param("since", since), limit=int_param("limit", limit)
         )
-
-
-def _int_param(name: str, raw: str | None) -> int | None:
-    if raw is None or raw == "":
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise InvalidInput(name, "must be an integer") from None
 
 
 async def _authenticate(ctx: ServiceContext, socket: WebSocket[Any, Any, Any]) -> Project:
@@ -70,7 +62,7 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
     await socket.accept()
     try:
         project = await _authenticate(ctx, socket)
-        since = _int_param("since", socket.query_params.get("since"))
+        since = int_param("since", socket.query_params.get("since"))
         if since is not None and since < 0:
             raise InvalidInput("since", "must be a non-negative offset")
     except AgentlanesError as exc:

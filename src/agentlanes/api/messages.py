@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.query import bool_param, int_param
+from agentlanes.api.query import MAX_INT, bool_param, int_param
 from agentlanes.errors import NotFound
 from agentlanes.services import messages
 from agentlanes.services.context import ServiceContext
@@ -22,7 +22,7 @@ Req = Request[Any, Any, Any]
 
 
 def _message_id(raw: str) -> int:
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_INT:
         raise NotFound(f"no message {raw!r}")
     return int(raw)
 

@@ -7,11 +7,29 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validator
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_nul_bytes(cls, value: Any) -> Any:
+        # PostgreSQL text cannot hold NUL; refuse it everywhere with the field's name.
+        if _has_nul(value):
+            raise ValueError("must not contain NUL bytes")
+        return value
 
 
 class TokenBody(Body):
@@ -55,5 +73,3 @@ class ConflictCheckBody(TokenBody):
 class EmptyBody(TokenBody):
     pass
 
-
-LogLimit = Field(default=None)

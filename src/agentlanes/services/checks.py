@@ -10,6 +10,7 @@ from typing import Any
 from agentlanes.errors import InvalidInput
 
 MAX_PAGE = 500
+MAX_OFFSET = 10_000_000
 DEFAULT_PAGE = 100
 
 
@@ -50,8 +51,8 @@ def page(limit: int | None, offset: int | None) -> tuple[int, int]:
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput("limit", f"must be 1-{MAX_PAGE}")
     offset = offset or 0
-    if offset < 0:
-        raise InvalidInput("offset", "must be 0 or more")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput("offset", f"must be 0-{MAX_OFFSET}")
     return limit, offset
 
 

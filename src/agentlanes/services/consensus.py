@@ -65,15 +65,6 @@ def _vote_view(v: ConsensusVote) -> dict[str, Any]:
     }
 
 
-def _vote_view(v: ConsensusVote) -> dict[str, Any]:
-    return {
-        "agent_name": v.agent_name,
-        "vote": v.vote,
-        "comment": v.comment,
-        "created_at": iso(v.created_at),
-    }
-
-
 def request_view(
     r: ConsensusRequest, votes: list[ConsensusVote], now: datetime | None = None
 ) -> dict[str, Any]:

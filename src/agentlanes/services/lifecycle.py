@@ -69,7 +69,8 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
             AgentSession.status == "active",
             col(AgentSession.expires_at) <= now,
         )
-        overdue = (await tx.session.exec(stmt)).all()
+        # Lock the rows: a racing heartbeat waits, then finds the session ended.
+        overdue = (await tx.session.exec(stmt.with_for_update())).all()
         for session in overdue:
             await end_session(tx, session, "timed_out", now=now)
         return len(overdue)

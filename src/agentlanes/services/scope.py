@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+import secrets
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
@@ -38,14 +39,20 @@ def limits(settings: Settings) -> PatternLimits:
     )
 
 
-def generated_agent_name() -> str:
-    """A readable name such as ``agent-swift-42`` for a check-in that gave none."""
-    return f"agent-{random.choice(_ADJECTIVES)}-{random.randint(10, 99)}"
+def generated_agent_name(taken: Collection[str] = ()) -> str:
+    """A readable name such as ``agent-swift-42`` for a check-in that gave none, never one
+    in ``taken`` (a live name would supersede that agent's session)."""
+    for _ in range(20):
+        name = f"agent-{random.choice(_ADJECTIVES)}-{random.randint(10, 99)}"
+        if name not in taken:
+            return name
+    return f"agent-{random.choice(_ADJECTIVES)}-{secrets.token_hex(4)}"
 
 
-def agent_name(value: str | None) -> str:
+def agent_name(value: str | None) -> str | None:
+    """A checked agent name; None when the server is to make one up."""
     if value is None:
-        return generated_agent_name()
+        return None
     if not AGENT_NAME_RE.match(value):
         raise InvalidInput("agent_name", "must be 1-64 characters of A-Z a-z 0-9 . _ -")
     return value

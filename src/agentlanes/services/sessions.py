@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import secrets as _random
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import col, select
+from sqlmodel import col, update
 
 from agentlanes import secrets
 from agentlanes.clock import iso, utcnow
@@ -58,6 +58,8 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     async with ctx.project_tx(project.id) as tx:
         now = utcnow()
         live = await queries.live_sessions(tx.session, project.id, now)
+        if name is None:
+            name = scope.generated_agent_name({s.agent_name for s in live})
         previous = [s for s in live if s.agent_name == name]
         conflicts = [
             conflict_view(c)
@@ -171,25 +173,40 @@ def check_token(token: str | None) -> str:
     return token
 
 
+async def _extend(db: Any, session_ids: list[str], project: Project, now: datetime) -> int:
+    """Heartbeat the sessions that are still alive, as one conditional UPDATE.
+
+    The condition is re-checked by the database against the expiry job (which locks the
+    rows it ends), so a heartbeat never revives a session the job has just timed out."""
+    result = await db.exec(
+        update(AgentSession)
+        .where(
+            col(AgentSession.id).in_(session_ids),
+            AgentSession.status == "active",
+            col(AgentSession.expires_at) > now,
+        )
+        .values(last_heartbeat_at=now, expires_at=now + _ttl(project))
+    )
+    return int(result.rowcount or 0)
+
+
 async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
     token = check_token(token)
+    now = utcnow()
     async with ctx.db.write() as db:
         session = await _active_session(db, project, token)
-        now = utcnow()
-        if session.expires_at > now:
-            session.last_heartbeat_at = now
-            session.expires_at = now + _ttl(project)
-            db.add(session)
-            alive = True
-        else:
-            alive = False
+        alive = await _extend(db, [session.id], project, now) == 1
     if not alive:
+        # Overdue (end it now), or ended meanwhile by a racing checkout or the expiry job.
         await _ensure_alive(ctx, project, session)
+        async with ctx.db.read() as db:
+            ended = await db.get(AgentSession, session.id)
+        raise SessionEnded(session.id, ended.status if ended else "timed_out")
     return {
         "session_id": session.id,
         "status": "active",
-        "last_heartbeat_at": iso(session.last_heartbeat_at),
-        "expires_at": iso(session.expires_at),
+        "last_heartbeat_at": iso(now),
+        "expires_at": iso(now + _ttl(project)),
     }
 
 
@@ -321,14 +338,5 @@ async def touch(ctx: ServiceContext, project: Project, session_ids: list[str]) -
     runs from that moment). Ended sessions are left alone."""
     if not session_ids:
         return
-    now = utcnow()
     async with ctx.db.write() as db:
-        stmt = select(AgentSession).where(
-            col(AgentSession.id).in_(session_ids),
-            AgentSession.status == "active",
-            col(AgentSession.expires_at) > now,
-        )
-        for session in (await db.exec(stmt)).all():
-            session.last_heartbeat_at = now
-            session.expires_at = now + _ttl(project)
-            db.add(session)
+        await _extend(db, session_ids, project, utcnow())
