@@ -15,6 +15,10 @@ from agentlanes.domain.patterns import (
 
 # (a, b, overlaps). Every overlap's example is checked against both patterns.
 HARD_CASES = [
+    # Two different segments with one same word (a literal and a one-letter class).
+    ("a/[a]", "a/[a]/b", True),
+    ("src/[s]rc", "src/[s]rc/*.py", True),
+    ("*/.a/[.]a", "a/.a/.a/q", True),
     # The ones that matching each pattern against the other as a path misses.
     ("src/**/*.ts", "src/api/**", True),
     ("*.py", "test_*", True),

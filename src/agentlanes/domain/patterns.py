@@ -250,7 +250,9 @@ class Automaton:
         wild_segments: list[int] = []
         for seg, ps in by_segment.items():
             if seg.literal is not None:
-                self.by_literal[seg.literal] = self.by_segment[seg]
+                # `a` and `[a]` are different segments with the same one word: merge them.
+                word = seg.literal
+                self.by_literal[word] = self.by_literal.get(word, 0) | self.by_segment[seg]
             else:
                 wild_segments.extend(ps)
             by_head.setdefault(seg.head, []).extend(ps)

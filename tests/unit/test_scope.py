@@ -1,4 +1,4 @@
-"""The server's per-project detector stays in step with the live sessions it is given."""
+"""services.scope: the per-project detector, generated names, the pattern limits."""
 
 from __future__ import annotations
 
@@ -56,3 +56,13 @@ def test_generated_names_avoid_live_names() -> None:
     name = scope.generated_agent_name(every)
     assert name not in every and name.startswith("agent-")
     assert scope.AGENT_NAME_RE.match(name)
+
+
+def test_the_server_limits_are_the_engine_defaults() -> None:
+    """The settings file is the one source; the domain's defaults (used by the hook and
+    the editor guard without settings) must say the same."""
+    from agentlanes.domain.patterns import PatternLimits
+    from agentlanes.services.scope import limits
+    from agentlanes.settings import Settings
+
+    assert limits(Settings()) == PatternLimits()
