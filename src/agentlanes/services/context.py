@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,12 +46,33 @@ class ProjectTx:
         return frame
 
 
+class RecentProjects:
+    """Projects found by API key hash, kept for ``ttl`` seconds (bounded)."""
+
+    def __init__(self, ttl: float = 30.0, size: int = 1024) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._entries: dict[str, tuple[float, Any]] = {}
+
+    def get(self, key_hash: str) -> Any | None:
+        entry = self._entries.get(key_hash)
+        if entry is None or entry[0] < time.monotonic():
+            return None
+        return entry[1]
+
+    def put(self, key_hash: str, project: Any) -> None:
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key_hash] = (time.monotonic() + self.ttl, project)
+
+
 @dataclass
 class ServiceContext:
     settings: Settings
     db: Database
     hub: Hub
     detectors: DetectorCache = field(default_factory=DetectorCache)
+    known_projects: RecentProjects = field(default_factory=RecentProjects)
 
     @contextlib.asynccontextmanager
     async def project_tx(self, project_id: int) -> AsyncIterator[ProjectTx]:

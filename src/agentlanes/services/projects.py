@@ -93,11 +93,19 @@ async def list_projects(ctx: ServiceContext) -> list[dict[str, Any]]:
 
 
 async def project_for_key(ctx: ServiceContext, api_key: str | None) -> Project:
-    """The project an API key opens; 401 for a missing or unknown key."""
+    """The project an API key opens; 401 for a missing or unknown key.
+
+    Projects never change after creation, so a found one is remembered (by key hash, for
+    a short while) and every request does not pay a database round trip to authenticate."""
     if not api_key:
         raise Unauthorized("missing X-API-Key header")
-    async with ctx.db.read() as db:
-        project = await queries.project_by_key_hash(db, secrets.hash_secret(api_key))
+    key_hash = secrets.hash_secret(api_key)
+    project = ctx.known_projects.get(key_hash)
+    if project is None:
+        async with ctx.db.read() as db:
+            project = await queries.project_by_key_hash(db, key_hash)
+        if project is not None:
+            ctx.known_projects.put(key_hash, project)
     if project is None or not secrets.same_secret(api_key, project.api_key_hash):
         raise Unauthorized("unknown API key")
     return project
