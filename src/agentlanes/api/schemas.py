@@ -72,4 +72,3 @@ class ConflictCheckBody(TokenBody):
 
 class EmptyBody(TokenBody):
     pass
-
