@@ -165,8 +165,7 @@ async def list_checkpoints(
     offset: int | None = None,
 ) -> dict[str, Any]:
     """Checkpoints, oldest first; ``task_id`` keeps those that gate that task."""
-    if status is not None and status not in STATUSES:
-        raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
+    checks.one_of(status, "status", STATUSES)
     limit, offset = checks.page(limit, offset)
     assert project.id is not None
     conditions: list[Any] = [Checkpoint.project_id == project.id]

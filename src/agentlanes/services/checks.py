@@ -44,6 +44,13 @@ def text(
     return value
 
 
+def one_of(value: str | None, field: str, allowed: tuple[str, ...]) -> str | None:
+    """``value`` when it is None or one of ``allowed``; a 400 listing them otherwise."""
+    if value is not None and value not in allowed:
+        raise InvalidInput(field, f"must be one of {', '.join(allowed)}")
+    return value
+
+
 def page(limit: int | None, offset: int | None) -> tuple[int, int]:
     """A page window: limit 1..500 (default 100), offset >= 0."""
     if limit is None:

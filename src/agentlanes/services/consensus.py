@@ -251,8 +251,7 @@ async def list_requests(
     offset: int | None = None,
 ) -> dict[str, Any]:
     """Requests, newest first. ``status=pending`` leaves out those past their time."""
-    if status is not None and status not in STATUSES:
-        raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
+    checks.one_of(status, "status", STATUSES)
     limit, offset = checks.page(limit, offset)
     assert project.id is not None
     now = utcnow()

@@ -168,8 +168,7 @@ async def list_tasks(
     offset: int | None = None,
 ) -> dict[str, Any]:
     """Tasks, oldest first, filtered and paged; ``total`` counts every match."""
-    if status is not None and status not in STATUSES:
-        raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
+    checks.one_of(status, "status", STATUSES)
     limit, offset = checks.page(limit, offset)
     assert project.id is not None
     conditions: list[Any] = [Task.project_id == project.id]
@@ -411,8 +410,7 @@ async def change_status(
     session holds the task only that session may change it."""
     if status is None:
         raise InvalidInput("status", "required")
-    if status not in STATUSES:
-        raise InvalidInput("status", f"must be one of {', '.join(STATUSES)}")
+    checks.one_of(status, "status", STATUSES)
     note = checks.text(note, "note", max_chars=MAX_NOTE_CHARS)
     assert project.id is not None
     async with ctx.project_tx(project.id) as tx:
