@@ -155,6 +155,23 @@ async def acquire(
     return view, True
 
 
+async def _own_active_lease(
+    tx: ProjectTx, project: Project, lease_id: str, token: str | None, now: datetime, hint: str
+) -> Lease:
+    """The caller's lease, still active; an overdue one ends as expired first, and an
+    ended one is a 409 ``CONFLICT`` naming its status (``hint`` says what to do instead)."""
+    lease = await _own_lease(tx, project, lease_id, token)
+    if lease.status == "active" and lease.expires_at <= now:
+        await _end(tx, lease, "expired", "ttl", now)
+    if lease.status != "active":
+        raise Conflict(
+            f"lease {lease.id} has ended ({lease.status}){hint}",
+            lease_id=lease.id,
+            status=lease.status,
+        )
+    return lease
+
+
 async def _own_lease(tx: ProjectTx, project: Project, lease_id: str, token: str | None) -> Lease:
     assert project.id is not None
     session = await acting_session(tx.session, project, token)
@@ -185,16 +202,8 @@ async def renew(
         _ttl(ctx, ttl_seconds)
     assert project.id is not None
     async with ctx.project_tx(project.id) as tx:
-        lease = await _own_lease(tx, project, lease_id, token)
         now = utcnow()
-        if lease.status == "active" and lease.expires_at <= now:
-            await _end(tx, lease, "expired", "ttl", now)
-        if lease.status != "active":
-            raise Conflict(
-                f"lease {lease.id} has ended ({lease.status}); acquire the resource again",
-                lease_id=lease.id,
-                status=lease.status,
-            )
+        lease = await _own_active_lease(tx, project, lease_id, token, now, "; acquire it again")
         ttl = ttl_seconds or lease.ttl_seconds
         lease.ttl_seconds = ttl
         lease.expires_at = now + timedelta(seconds=ttl)
@@ -211,16 +220,8 @@ async def release(
     """End the caller's lease now. Releasing an ended lease is a 409 ``CONFLICT``."""
     assert project.id is not None
     async with ctx.project_tx(project.id) as tx:
-        lease = await _own_lease(tx, project, lease_id, token)
         now = utcnow()
-        if lease.status == "active" and lease.expires_at <= now:
-            await _end(tx, lease, "expired", "ttl", now)
-        if lease.status != "active":
-            raise Conflict(
-                f"lease {lease.id} has ended already ({lease.status})",
-                lease_id=lease.id,
-                status=lease.status,
-            )
+        lease = await _own_active_lease(tx, project, lease_id, token, now, "")
         await _end(tx, lease, "released", "released", now)
         view = lease_view(lease, now)
     return view
