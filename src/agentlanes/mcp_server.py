@@ -109,24 +109,12 @@ def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
 
         Returns the session and the conflicts with other live sessions (in a block-mode
         project an overlapping check-in is refused). Kept alive while this server runs."""
-        from agentlanes.client.config import save_session
+        from agentlanes.client.config import save_checkin
 
         result = await lanes.call(
             lanes.client.checkin(agent_name or cfg.agent_name, declared_area, declared_files)
         )
-        save_session(
-            cfg,
-            {
-                "session_id": result.session_id,
-                "session_token": result.session_token,
-                "agent_name": result.agent_name,
-                "declared_area": result.declared_area,
-                "declared_files": result.declared_files,
-                "heartbeat_interval_seconds": result.heartbeat_interval_seconds,
-                "heartbeat_ttl_seconds": result.heartbeat_ttl_seconds,
-                "url": cfg.url,
-            },
-        )
+        save_checkin(cfg, result)
         lanes.interval = float(result.heartbeat_interval_seconds)
         lanes.start_heartbeat()
         data = result.raw()

@@ -104,7 +104,7 @@ def _meta(items: list[str] | None) -> dict[str, str] | None:
 
 
 def checkin(args: argparse.Namespace) -> int:
-    from agentlanes.client.config import save_session
+    from agentlanes.client.config import save_checkin
 
     cfg = local_config()
     with client_errors(), make_client(cfg) as client:
@@ -114,19 +114,7 @@ def checkin(args: argparse.Namespace) -> int:
             declared_files=args.files,
             meta=_meta(args.meta),
         )
-    kept = save_session(
-        cfg,
-        {
-            "session_id": result.session_id,
-            "session_token": result.session_token,
-            "agent_name": result.agent_name,
-            "declared_area": result.declared_area,
-            "declared_files": result.declared_files,
-            "heartbeat_interval_seconds": result.heartbeat_interval_seconds,
-            "heartbeat_ttl_seconds": result.heartbeat_ttl_seconds,
-            "url": cfg.url,
-        },
-    )
+    kept = save_checkin(cfg, result)
     data = result.raw()
     if args.json:
         # The token is in the answer: an agent outside a git repository has nowhere else

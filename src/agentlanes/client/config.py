@@ -168,6 +168,23 @@ def read_session(cfg: LocalConfig, env: dict[str, str] | None = None) -> dict[st
     return data
 
 
+def save_checkin(cfg: LocalConfig, result: Any) -> str | None:
+    """Keep what a check-in answered (the CLI and the MCP server share the session)."""
+    return save_session(
+        cfg,
+        {
+            "session_id": result.session_id,
+            "session_token": result.session_token,
+            "agent_name": result.agent_name,
+            "declared_area": result.declared_area,
+            "declared_files": result.declared_files,
+            "heartbeat_interval_seconds": result.heartbeat_interval_seconds,
+            "heartbeat_ttl_seconds": result.heartbeat_ttl_seconds,
+            "url": cfg.url,
+        },
+    )
+
+
 def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
     """Keep a session under ``<git dir>/agentlanes/`` (mode 0600); None outside a repo."""
     path = cfg.session_file
