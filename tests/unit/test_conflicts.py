@@ -63,13 +63,16 @@ def test_order_is_oldest_first_and_exclusion_skips_the_caller() -> None:
     ]
 
 
-def test_overlaps_listed_in_my_order_then_theirs() -> None:
+def test_overlaps_listed_in_their_order_then_mine() -> None:
     detector = ConflictDetector([scope("s1", "b/**", "a/**", "c")])
-    [conflict] = detector.find(patterns=["a/x", "b/y", "*"])
+    [conflict] = detector.find(patterns=["a/x", "b/y", "*", "b/z"], paths=["c/p", "b/q"])
     assert [(o.pattern, o.their_pattern) for o in conflict.overlapping_files] == [
-        ("a/x", "a/**"),
         ("b/y", "b/**"),
+        ("b/z", "b/**"),
+        ("b/q", "b/**"),
+        ("a/x", "a/**"),
         ("*", "c"),
+        ("c/p", "c"),
     ]
 
 

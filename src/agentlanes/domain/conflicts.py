@@ -24,7 +24,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import chain
+from typing import NamedTuple
 
 from .patterns import GLOBSTAR, CompiledPattern, Rest, compile_pattern, shared_rest
 from .segments import ANY_SEGMENT
@@ -40,17 +41,20 @@ class Scope:
     patterns: tuple[str, ...]  # normalised
 
 
-@dataclass(frozen=True)
-class FileOverlap:
-    """My pattern (or concrete path), theirs, and a path both claim."""
+class FileOverlap(NamedTuple):
+    """My pattern (or concrete path), theirs, and a path both claim.
+
+    The answer types are named tuples: a check-in against thousands of
+    sessions builds thousands of them, and a tuple is the cheapest immutable
+    record Python makes.
+    """
 
     pattern: str
     their_pattern: str
     example: str
 
 
-@dataclass(frozen=True)
-class Conflict:
+class Conflict(NamedTuple):
     """Another live session that my scope collides with, and why."""
 
     session_id: str
@@ -113,8 +117,14 @@ class ConflictDetector:
         self._scopes: dict[str, Scope] = {}
         self._order: dict[str, int] = {}
         self._next = 0
-        # pattern -> {session id: index of the pattern in that scope}
-        self._holders: dict[str, dict[str, int]] = {}
+        # pattern -> the sessions holding it
+        self._holders: dict[str, dict[str, None]] = {}
+        # pattern -> a small integer, reused once no session holds the pattern
+        self._ids: dict[str, int] = {}
+        self._free_ids: list[int] = []
+        # session id -> (id, agent name, area, its distinct patterns' ids in its
+        # order), oldest first: what answering needs, without attribute lookups
+        self._rows: dict[str, _Row] = {}
         self._areas: dict[str, dict[str, None]] = {}
         self._root = _Node("", 0)
         for scope in scopes:
@@ -134,12 +144,16 @@ class ConflictDetector:
         sid = scope.session_id
         if scope.declared_area:
             self._areas.setdefault(scope.declared_area, {})[sid] = None
-        for n, pattern in enumerate(scope.patterns):
+        ids = self._ids
+        for pattern in scope.patterns:
             holders = self._holders.get(pattern)
             if holders is None:
                 holders = self._holders[pattern] = {}
+                ids[pattern] = self._free_ids.pop() if self._free_ids else len(ids)
                 self._trie_add(pattern)
-            holders.setdefault(sid, n)
+            holders[sid] = None
+        pids = tuple([ids[p] for p in dict.fromkeys(scope.patterns)])
+        self._rows[sid] = (sid, scope.agent_name, scope.declared_area, pids)
 
     def remove(self, session_id: str) -> None:
         """Forget a scope (no error if unknown)."""
@@ -147,6 +161,7 @@ class ConflictDetector:
         if scope is not None:
             self._unindex(scope)
             del self._order[session_id]
+            del self._rows[session_id]
 
     def _unindex(self, scope: Scope) -> None:
         sid = scope.session_id
@@ -162,6 +177,7 @@ class ConflictDetector:
             holders.pop(sid, None)
             if not holders:
                 del self._holders[pattern]
+                self._free_ids.append(self._ids.pop(pattern))
                 self._trie_remove(pattern)
 
     def _trie_add(self, pattern: str) -> None:
@@ -341,33 +357,6 @@ class ConflictDetector:
                 n = end
         return found
 
-    def _files(self, sid: str, blocks: list[_Block]) -> tuple[FileOverlap, ...]:
-        """One scope's overlaps, ordered by my pattern (or path), then by its own order."""
-        if len(blocks) == 1:
-            return blocks[0][2]
-        # Usual case: one overlap per block, blocks already in my order (they
-        # are filed pattern by pattern, each of mine at most once per theirs).
-        prev = -1
-        for block in blocks:
-            if block[0] <= prev or len(block[1]) != 1:
-                break
-            prev = block[0]
-        else:
-            return tuple([block[2][0] for block in blocks])
-        holders = self._holders
-        ranks = [holders[block[2][0].their_pattern][sid] for block in blocks]
-        keys = [(block[0], rank) for block, rank in zip(blocks, ranks, strict=True)]
-        order = sorted(range(len(blocks)), key=keys.__getitem__)
-        if all(len(block[1]) == 1 for block in blocks):
-            return tuple([blocks[j][2][0] for j in order])
-        flat = [
-            (k, ranks[j], overlap)
-            for j in order
-            for k, overlap in zip(blocks[j][1], blocks[j][2], strict=True)
-        ]
-        flat.sort(key=_RANK)
-        return tuple([h[2] for h in flat])
-
     def find(
         self,
         *,
@@ -381,66 +370,71 @@ class ConflictDetector:
         A scope overlaps when it has the same non-empty work area
         (case-sensitive) and/or one of its patterns shares a path with one of
         ``patterns`` (normalised) or claims one of ``paths`` (normalised
-        concrete files, reported with ``example`` = the path).
+        concrete files, reported with ``example`` = the path). A conflict's
+        overlaps follow their patterns in their scope's order; the overlaps
+        with one of their patterns follow my patterns, then my paths, in
+        order.
         """
-        # Overlaps come in blocks, one per (pattern of mine, their pattern) or
-        # per their pattern claiming paths: (first of mine, ranks of mine,
-        # overlaps in that order). A block is shared by every holder of the
-        # pattern, and a holder only lists it: a large answer allocates
-        # little, so it is fast and leaves little for the garbage collector.
-        blocks: dict[str, list[_Block]] = {}
-        holders = self._holders
+        # Overlaps are found per distinct live pattern ("theirs"), never per
+        # session: hits[theirs] lists the overlaps with theirs in my order,
+        # and every session holding theirs shares that tuple. A session then
+        # only looks up its own few patterns and joins their tuples in its
+        # own order, so a large answer costs little more than one tuple per
+        # conflicting session.
+        hits: dict[str, tuple[FileOverlap, ...]] = {}
         mine = list(dict.fromkeys(patterns))
-        for i, pattern in enumerate(mine):
-            ranks = (i,)
+        for pattern in mine:
             for theirs, (_, example) in self._overlaps_of(compile_pattern(pattern)).items():
-                block = (i, ranks, (FileOverlap(pattern, theirs, example),))
-                for sid in holders[theirs]:
-                    found = blocks.get(sid)
-                    if found is None:
-                        blocks[sid] = [block]
-                    else:
-                        found.append(block)
+                hit = _new(FileOverlap, (pattern, theirs, example))
+                listed = hits.get(theirs)
+                hits[theirs] = (hit,) if listed is None else (*listed, hit)
         staged = list(dict.fromkeys(paths))
-        if staged and holders:
-            order = {p: len(mine) + k for k, p in enumerate(staged)}
+        if staged and self._holders:
+            order = {p: k for k, p in enumerate(staged)}
             for theirs, claimed in self._claims_of(staged).items():
-                ranked = sorted(claimed, key=order.__getitem__)
-                orders = tuple([order[p] for p in ranked])
-                block = (orders[0], orders, tuple([FileOverlap(p, theirs, p) for p in ranked]))
-                for sid in holders[theirs]:
-                    found = blocks.get(sid)
-                    if found is None:
-                        blocks[sid] = [block]
-                    else:
-                        found.append(block)
+                ranked = sorted(claimed, key=order.get)
+                found = tuple([_new(FileOverlap, (p, theirs, p)) for p in ranked])
+                # Paths come after every pattern of mine.
+                hits[theirs] = hits.get(theirs, ()) + found
         area_sids = self._areas.get(declared_area, {}) if declared_area else {}
-        sids = set(blocks)
-        sids.update(area_sids)
-        sids.discard(exclude_session_id)  # type: ignore[arg-type]
-        scopes = self._scopes
-        if len(sids) * 8 > len(scopes):
-            # Most scopes conflict: their insertion order is already oldest first.
-            ordered = [sid for sid in scopes if sid in sids]
+        ids = self._ids
+        rows: Iterable[_Row]
+        if len(hits) * 8 > len(ids):
+            # Many live patterns overlap: reading every row, oldest first, is
+            # cheaper than collecting their holders.
+            rows = self._rows.values()
         else:
-            ordered = sorted(sids, key=self._order.__getitem__)
+            holders = self._holders
+            sids: set[str] = set(area_sids)
+            for theirs in hits:
+                sids.update(holders[theirs])
+            every = self._rows
+            rows = [every[sid] for sid in sorted(sids, key=self._order.__getitem__)]
+        # Pattern id -> its overlaps; () (false) where there are none.
+        by_id: list[tuple[FileOverlap, ...]] = [()] * (len(ids) + len(self._free_ids))
+        for theirs, overlaps in hits.items():
+            by_id[ids[theirs]] = overlaps
+        overlaps_of = by_id.__getitem__
         conflicts = []
-        for sid in ordered:
-            scope = scopes[sid]
-            found = blocks.get(sid)
-            if found is None:
-                files: tuple[FileOverlap, ...] = ()
-            elif len(found) == 1:
-                files = found[0][2]
+        for sid, name, area, pids in rows:
+            found = list(filter(None, map(overlaps_of, pids)))
+            if len(found) == 1:
+                files = found[0]
+            elif found:
+                files = tuple(chain.from_iterable(found))
+            elif sid in area_sids:
+                files = ()
             else:
-                files = self._files(sid, found)
-            conflicts.append(
-                Conflict(sid, scope.agent_name, scope.declared_area, sid in area_sids, files)
-            )
+                continue
+            if sid != exclude_session_id:
+                conflicts.append(_new(Conflict, (sid, name, area, sid in area_sids, files)))
         return conflicts
 
 
-_Block = tuple[int, tuple[int, ...], tuple[FileOverlap, ...]]
+_Row = tuple[str, str, str | None, tuple[int, ...]]
+# tuple.__new__ builds a named tuple without the Python-level call its
+# constructor makes: noticeably cheaper when an answer holds thousands.
+_new = tuple.__new__
 _PLAIN_RESTS = {
     "**": shared_rest(((GLOBSTAR,),)),
     "*/**": shared_rest(((ANY_SEGMENT, GLOBSTAR),)),
@@ -457,6 +451,3 @@ def _record_plain(
         seen = found.get(theirs)
         if seen is None or index < seen[0]:
             found[theirs] = (index, f"{path}/{suffix}" if suffix else path)
-
-
-_RANK = itemgetter(0, 1)  # (my pattern or path, their pattern's place in their scope)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from agentlanes.clock import iso
@@ -31,7 +30,7 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
         "agent_name": c.agent_name,
         "declared_area": c.declared_area,
         "overlapping_area": c.overlapping_area,
-        "overlapping_files": [dataclasses.asdict(f) for f in c.overlapping_files],
+        "overlapping_files": [f._asdict() for f in c.overlapping_files],
     }
 
 
