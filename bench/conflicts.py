@@ -7,7 +7,11 @@ Prints, in one run:
   N = 1,000 and 10,000, with the indexed ConflictDetector (memoised verdicts as
   a running server has them, and with every verdict cache cleared before each
   check-in), the share of check-ins holding a wildcard-first pattern,
-  the naive all-pairs exact check, and the both-directions fnmatch baseline;
+  the naive all-pairs exact check, and the both-directions fnmatch baseline,
+  on two workloads: "broad" (patterns drawn across the whole repository, 7 %
+  of them wildcard-first) and "modules" (each agent works in one package);
+* how many conflicts the check-ins answer (the cost of an exact answer grows
+  with its size);
 * how many real overlaps the fnmatch baseline misses (and false alarms it
   raises) on the same pairs;
 * conflicts/check of 1,000 staged paths against 1,000 sessions;
@@ -20,6 +24,7 @@ Prints, in one run:
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import random
 import statistics
@@ -39,6 +44,7 @@ from agentlanes.domain.patterns import (
     normalise_pattern,
     overlap_example,
 )
+from agentlanes.gc_tuning import tune_for_serving
 
 SEED = 20240603
 CHECKINS = 200
@@ -104,13 +110,62 @@ def make_pattern(rng: random.Random, dirs: list[str], files: list[str]) -> str:
     return normalise_pattern(raw)
 
 
-def make_scopes(rng: random.Random, n: int, dirs: list[str], files: list[str]) -> list[Scope]:
+def make_module_patterns(rng: random.Random, dirs: list[str], files: list[str]) -> list[str]:
+    """Five patterns of one agent working in one package (the second workload).
+
+    Most agents stay inside their package; 1 % of patterns reach the root
+    (`docs/**`, `Makefile` …) and 0.5 % start with `**` (about 2.5 % of
+    agents hold one).
+    """
+    top, pkg = rng.choice([d for d in dirs if d.count("/") == 1]).split("/")
+    home = f"{top}/{pkg}"
+    own = [f for f in files if f.startswith(home + "/")]
+    patterns = []
+    for _ in range(5):
+        mod = f"mod{rng.randrange(4)}"
+        ext = rng.choice(["py", "ts", "md", "json", "tsx"])
+        roll = rng.random()
+        if roll < 0.30:
+            raw = rng.choice(own)
+        elif roll < 0.50:
+            raw = f"{home}/{mod}/**"
+        elif roll < 0.62:
+            raw = f"{home}/{mod}"
+        elif roll < 0.77:
+            raw = f"{home}/{mod}/*.{ext}"
+        elif roll < 0.87:
+            raw = f"{home}/**/*.{ext}"
+        elif roll < 0.93:
+            raw = f"tests/{pkg}/**/test_*.py"
+        elif roll < 0.975:
+            raw = f"{{src,tests}}/{pkg}/**"
+        elif roll < 0.985:
+            raw = f"{home}/mod[0-1]/*"
+        elif roll < 0.995:
+            raw = rng.choice(["docs/**", "Makefile", "pyproject.toml", "README.md"])
+        else:
+            raw = f"**/{rng.choice(['handler', 'model', 'schema'])}*.{ext}"
+        patterns.append(normalise_pattern(raw))
+    return patterns
+
+
+def make_broad_patterns(rng: random.Random, dirs: list[str], files: list[str]) -> list[str]:
+    return [make_pattern(rng, dirs, files) for _ in range(5)]
+
+
+WORKLOADS = {"broad": make_broad_patterns, "modules": make_module_patterns}
+
+
+def make_scopes(
+    rng: random.Random, n: int, dirs: list[str], files: list[str], workload: str = "broad"
+) -> list[Scope]:
+    draw = WORKLOADS[workload]
     return [
         Scope(
             session_id=f"s{i}",
             agent_name=f"agent-{i}",
             declared_area=rng.choice([None, "api", "web", "billing", None, None]),
-            patterns=tuple(make_pattern(rng, dirs, files) for _ in range(5)),
+            patterns=tuple(draw(rng, dirs, files)),
         )
         for i in range(n)
     ]
@@ -177,15 +232,19 @@ def wildcard_first(pattern: str) -> bool:
     return any(not e.prefix for e in compile_pattern(pattern).entries)
 
 
-def checkin_rows(rng: random.Random, dirs: list[str], files: list[str], n: int) -> list[tuple]:
+def checkin_rows(
+    rng: random.Random, dirs: list[str], files: list[str], n: int, workload: str = "broad"
+) -> list[tuple]:
     clear_caches()
-    scopes = make_scopes(rng, n, dirs, files)
+    scopes = make_scopes(rng, n, dirs, files, workload)
     t0 = time.perf_counter()
     detector = ConflictDetector(scopes)
     build_ms = (time.perf_counter() - t0) * 1000
-    queries = [[make_pattern(rng, dirs, files) for _ in range(5)] for _ in range(CHECKINS)]
+    draw = WORKLOADS[workload]
+    queries = [draw(rng, dirs, files) for _ in range(CHECKINS)]
     # Warm: the caches hold what earlier check-ins left, as in a running server.
     warm = time_each(lambda mine: detector.find(patterns=mine), queries)
+    sizes = sorted(len(detector.find(patterns=mine)) for mine in queries)
     wild = Samples()
     for n_query, q in enumerate(queries):
         if any(map(wildcard_first, q)):
@@ -195,6 +254,20 @@ def checkin_rows(rng: random.Random, dirs: list[str], files: list[str], n: int) 
     # compiled (the server compiles a pattern when it normalises it).
     cold_n = 40 if n <= 1000 else 20
     cold = time_each(lambda mine: detector.find(patterns=mine), queries[:cold_n], cold=True)
+    label = f"check-in, {n:,} sessions, {workload}"
+    wild_row = [(f"  of which the {len(wild)} holding a wildcard-first pattern", *figures(wild))]
+    if not wild:
+        wild_row = []
+    answers = (f"{label}: conflicts per check-in", sizes[len(sizes) // 2], sizes[-1])
+    if workload != "broad":
+        for mine in queries[:5] + queries[-5:]:
+            assert_agrees(detector, scopes, mine)
+        return [
+            (f"{label}: indexed (warm caches)", *figures(warm)),
+            *wild_row,
+            (f"{label}: indexed (verdicts cleared)", *figures(cold)),
+            ("__answers__", *answers),
+        ]
     few = 5 if n <= 1000 else 2
     naive = time_each(lambda mine: naive_exact(scopes, mine), queries[-few:])
     fnm = time_each(lambda mine: naive_fnmatch(scopes, mine), queries[-few:])
@@ -210,30 +283,33 @@ def checkin_rows(rng: random.Random, dirs: list[str], files: list[str], n: int) 
                     missed += exact and not guess
                     false_alarm += guess and not exact
     for mine in queries[:few] + queries[-few:]:
-        got = [
-            (c.session_id, o.pattern, o.their_pattern)
-            for c in detector.find(patterns=mine)
-            for o in c.overlapping_files
-        ]
-        want = {
-            (s.session_id, m, t)
-            for s in scopes
-            for m in dict.fromkeys(mine)
-            for t in dict.fromkeys(s.patterns)
-            if overlap_example(m, t) is not None
-        }
-        assert len(got) == len(set(got)) and set(got) == want, "detector disagrees with all-pairs"
+        assert_agrees(detector, scopes, mine)
     return [
-        (f"check-in, {n:,} sessions: indexed (warm caches)", *figures(warm)),
-        (
-            f"  of which the {len(wild)} holding a wildcard-first pattern",
-            *figures(wild),
-        ),
-        (f"check-in, {n:,} sessions: indexed (verdicts cleared)", *figures(cold)),
-        (f"check-in, {n:,} sessions: naive all-pairs exact", *figures(naive)),
-        (f"check-in, {n:,} sessions: both-directions fnmatch", *figures(fnm)),
+        (f"{label}: indexed (warm caches)", *figures(warm)),
+        *wild_row,
+        (f"{label}: indexed (verdicts cleared)", *figures(cold)),
+        (f"{label}: naive all-pairs exact", *figures(naive)),
+        (f"{label}: both-directions fnmatch", *figures(fnm)),
+        ("__answers__", *answers),
         ("__accuracy__", n, real, missed, false_alarm, build_ms),
     ]
+
+
+def assert_agrees(detector: ConflictDetector, scopes: list[Scope], mine: list[str]) -> None:
+    """The detector's answer is the all-pairs exact one, each pair once."""
+    got = [
+        (c.session_id, o.pattern, o.their_pattern)
+        for c in detector.find(patterns=mine)
+        for o in c.overlapping_files
+    ]
+    want = {
+        (s.session_id, m, t)
+        for s in scopes
+        for m in dict.fromkeys(mine)
+        for t in dict.fromkeys(s.patterns)
+        if overlap_example(m, t) is not None
+    }
+    assert len(got) == len(set(got)) and set(got) == want, "detector disagrees with all-pairs"
 
 
 def paths_rows(rng: random.Random, dirs: list[str], files: list[str]) -> list[tuple]:
@@ -332,11 +408,15 @@ def adversarial_rows() -> list[tuple]:
 
 
 def main() -> None:
+    # The collector set-up of `agentlanes serve`, so these figures are the server's.
+    tune_for_serving()
     rng = random.Random(SEED)
     dirs, files = make_repo(rng)
     started = time.perf_counter()
     load_before = os.getloadavg()
     rows = checkin_rows(rng, dirs, files, 1000) + checkin_rows(rng, dirs, files, 10_000)
+    rows += checkin_rows(rng, dirs, files, 1000, "modules")
+    rows += checkin_rows(rng, dirs, files, 10_000, "modules")
     rows += paths_rows(rng, dirs, files)
     limits = PatternLimits()
     print(
@@ -347,17 +427,25 @@ def main() -> None:
         f"limits: max_length {limits.max_length}, max_wildcards {limits.max_wildcards}, "
         f"max_brace_expansion {limits.max_brace_expansion}"
     )
+    print(f"garbage collector as in `agentlanes serve`: thresholds {gc.get_threshold()}")
     print()
     print(f"{'':<62} {'wall-clock ms':>19} {'CPU ms':>19}")
     print(f"{'workload':<62} {'p50':>9} {'p99':>9} {'p50':>9} {'p99':>9}")
     print("-" * 102)
-    accuracy = []
+    accuracy, answers = [], []
     for row in rows:
         if row[0] == "__accuracy__":
             accuracy.append(row[1:])
             continue
+        if row[0] == "__answers__":
+            answers.append(row[1:])
+            continue
         name, p50, p99, cpu50, cpu99 = row
         print(f"{name:<62} {p50:>9.2f} {p99:>9.2f} {cpu50:>9.2f} {cpu99:>9.2f}")
+    print()
+    print("answer size (the time of an exact answer grows with it):")
+    for name, median, most in answers:
+        print(f"  {name}: median {median:,}, most {most:,}")
     print()
     print("fnmatch both ways vs exact, same pattern pairs (check-ins x first 1,000 sessions):")
     for n, real, missed, false_alarm, build_ms in accuracy:

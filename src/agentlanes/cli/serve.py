@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 
 
@@ -19,6 +18,7 @@ def run(args: argparse.Namespace) -> int:
 
     from agentlanes.api.app import create_app
     from agentlanes.api.wsprotocol import StalledPeerSafeProtocol
+    from agentlanes.gc_tuning import tune_for_serving
     from agentlanes.settings import get_settings
 
     settings = get_settings()
@@ -33,8 +33,7 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(settings)
     # Everything loaded so far lives as long as the process: keep it out of the garbage
     # collector's full passes, which otherwise show as latency spikes under load.
-    gc.collect()
-    gc.freeze()
+    tune_for_serving()
     uvicorn.run(
         app,
         host=settings.host,

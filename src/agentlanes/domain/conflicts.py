@@ -384,18 +384,26 @@ class ConflictDetector:
         hits: dict[str, tuple[FileOverlap, ...]] = {}
         mine = list(dict.fromkeys(patterns))
         for pattern in mine:
-            for theirs, (_, example) in self._overlaps_of(compile_pattern(pattern)).items():
-                hit = _new(FileOverlap, (pattern, theirs, example))
-                listed = hits.get(theirs)
-                hits[theirs] = (hit,) if listed is None else (*listed, hit)
+            overlaps = self._overlaps_of(compile_pattern(pattern))
+            these = {t: (_new(FileOverlap, (pattern, t, ex)),) for t, (_, ex) in overlaps.items()}
+            # Merge the smaller into the larger; earlier patterns' overlaps first.
+            if len(hits) <= len(these):
+                for theirs, earlier in hits.items():
+                    later = these.get(theirs)
+                    these[theirs] = earlier if later is None else earlier + later
+                hits = these
+            else:
+                for theirs, later in these.items():
+                    earlier = hits.get(theirs)
+                    hits[theirs] = later if earlier is None else earlier + later
         staged = list(dict.fromkeys(paths))
         if staged and self._holders:
             order = {p: k for k, p in enumerate(staged)}
             for theirs, claimed in self._claims_of(staged).items():
                 ranked = sorted(claimed, key=order.get)
-                found = tuple([_new(FileOverlap, (p, theirs, p)) for p in ranked])
+                claims = tuple([_new(FileOverlap, (p, theirs, p)) for p in ranked])
                 # Paths come after every pattern of mine.
-                hits[theirs] = hits.get(theirs, ()) + found
+                hits[theirs] = hits.get(theirs, ()) + claims
         area_sids = self._areas.get(declared_area, {}) if declared_area else {}
         ids = self._ids
         rows: Iterable[_Row]
@@ -415,19 +423,18 @@ class ConflictDetector:
         for theirs, overlaps in hits.items():
             by_id[ids[theirs]] = overlaps
         overlaps_of = by_id.__getitem__
-        conflicts = []
+        conflicts: list[Conflict] = []
+        add = conflicts.append
         for sid, name, area, pids in rows:
             found = list(filter(None, map(overlaps_of, pids)))
-            if len(found) == 1:
-                files = found[0]
-            elif found:
-                files = tuple(chain.from_iterable(found))
+            if found:
+                files = found[0] if len(found) == 1 else tuple(chain.from_iterable(found))
             elif sid in area_sids:
                 files = ()
             else:
                 continue
             if sid != exclude_session_id:
-                conflicts.append(_new(Conflict, (sid, name, area, sid in area_sids, files)))
+                add(_new(Conflict, (sid, name, area, sid in area_sids, files)))
         return conflicts
 
 
