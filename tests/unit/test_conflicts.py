@@ -123,3 +123,38 @@ def test_literal_prefix_index_does_not_hide_wildcard_scopes() -> None:
         "brace",
         "other",
     ]
+
+
+def test_a_broad_patterns_answer_is_kept_and_follows_sessions() -> None:
+    detector = ConflictDetector([scope("s1", "docs")], keep_from=1)
+    walks = []
+    walk = detector._overlaps_of
+    detector._overlaps_of = lambda cp: walks.append(cp) or walk(cp)  # type: ignore[method-assign]
+
+    def answer() -> list[tuple[str, tuple[FileOverlap, ...]]]:
+        return [(c.session_id, c.overlapping_files) for c in detector.find(patterns=["**/*.md"])]
+
+    assert answer() == [("s1", (FileOverlap("**/*.md", "docs", "docs/a.md"),))]
+    detector.add(scope("s2", "src/*.py", "web/**"))
+    detector.add(scope("s3", "docs", "x/*.txt"))
+    assert answer() == [
+        ("s1", (FileOverlap("**/*.md", "docs", "docs/a.md"),)),
+        ("s2", (FileOverlap("**/*.md", "web/**", "web/a.md"),)),
+        ("s3", (FileOverlap("**/*.md", "docs", "docs/a.md"),)),
+    ]
+    detector.remove("s1")
+    detector.remove("s2")
+    assert answer() == [("s3", (FileOverlap("**/*.md", "docs", "docs/a.md"),))]
+    detector.remove("s3")
+    assert answer() == []
+    assert len(walks) == 1  # one walk of the index; the rest came from the kept answer
+
+
+def test_answers_below_the_threshold_are_not_kept() -> None:
+    detector = ConflictDetector([scope("s1", "docs")], keep_from=2)
+    detector.find(patterns=["**/*.md"])
+    assert detector._kept == {}
+    detector = ConflictDetector([scope("s1", "docs")], keep_from=1, keep_at_most=1)
+    detector.find(patterns=["**/*.md"])
+    detector.find(patterns=["**/*.py"])
+    assert list(detector._kept) == ["**/*.py"]  # least recently used dropped

@@ -155,6 +155,40 @@ def test_detector_agrees_with_all_pairs(
             assert s.session_id not in found
 
 
+@SLOW
+@given(
+    st.lists(st.lists(pattern, min_size=1, max_size=3), min_size=1, max_size=6),
+    st.lists(st.lists(pattern, min_size=1, max_size=3), min_size=1, max_size=6),
+    st.lists(pattern, min_size=1, max_size=3),
+)
+def test_kept_answers_follow_sessions_coming_and_going(
+    first: list[list[str]], later: list[list[str]], mine: list[str]
+) -> None:
+    """A detector keeping every answer (keep_from=0), then changed, answers as a
+    fresh one does: the same pairs, each example claimed by both."""
+    old = [Scope(f"s{i}", f"old{i}", None, tuple(ps)) for i, ps in enumerate(first)]
+    new = [Scope(f"t{i}", f"new{i}", None, tuple(ps)) for i, ps in enumerate(later)]
+    detector = ConflictDetector(old, keep_from=0)
+    detector.find(patterns=mine)
+    for i, joining in enumerate(new):
+        detector.add(joining)
+        if i < len(old):
+            detector.remove(old[i].session_id)
+    live = old[len(new) :] + new
+    fresh = ConflictDetector(live)
+
+    def pairs(d: ConflictDetector) -> set[tuple[str, str, str]]:
+        found = set()
+        for c in d.find(patterns=mine):
+            for o in c.overlapping_files:
+                assert oracle_claims(o.pattern, o.example), o
+                assert oracle_claims(o.their_pattern, o.example), o
+                found.add((c.session_id, o.pattern, o.their_pattern))
+        return found
+
+    assert pairs(detector) == pairs(fresh)
+
+
 # --------------------------------------------------------------------------
 # The fast paths and pre-filters never change a verdict.
 

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import NamedTuple
 
-from .patterns import GLOBSTAR, CompiledPattern, Rest, compile_pattern, shared_rest
+from .patterns import (
+    GLOBSTAR,
+    CompiledPattern,
+    Rest,
+    compile_pattern,
+    overlap_example,
+    shared_rest,
+)
 from .segments import ANY_SEGMENT
 
 
@@ -74,12 +81,16 @@ class _Group:
         self.members: dict[str, int] = {}  # pattern -> index of its first such alternative
 
 
+# A pattern overlapping at least this many distinct live patterns has its
+# answer kept, for at most this many patterns per detector.
+KEEP_ANSWERS_FROM = 256
+KEEP_ANSWERS = 16
 _PLAIN = ("**", "*/**")  # literal files and directories, and 'dir/**'
 _DIRTY = object()
 
 
 class _Node:
-    __slots__ = ("_plain", "children", "depth", "groups", "path")
+    __slots__ = ("_impure", "_plain", "children", "depth", "groups", "path")
 
     def __init__(self, path: str, depth: int) -> None:
         self.children: dict[str, _Node] = {}
@@ -87,6 +98,7 @@ class _Node:
         self.path = path  # the literal segments above this node, joined by '/'
         self.depth = depth
         self._plain: object = _DIRTY
+        self._impure: object = _DIRTY
 
     def plain_below(self) -> list[tuple[str, int, str, str]] | None:
         """Every (pattern, alternative, node path, rest key) filed in this subtree when
@@ -109,11 +121,24 @@ class _Node:
             self._plain = found
         return self._plain  # type: ignore[return-value]
 
+    def impure_children(self) -> list[tuple[str, _Node]]:
+        """(segment, child) for each child below which some pattern is not plain.
+        Cached until the subtree changes."""
+        if self._impure is _DIRTY:
+            self._impure = [(w, c) for w, c in self.children.items() if c.plain_below() is None]
+        return self._impure  # type: ignore[return-value]
+
 
 class ConflictDetector:
     """Finds which live scopes a new scope collides with. Holds an index of the scopes."""
 
-    def __init__(self, scopes: Iterable[Scope] = ()) -> None:
+    def __init__(
+        self,
+        scopes: Iterable[Scope] = (),
+        *,
+        keep_from: int = KEEP_ANSWERS_FROM,
+        keep_at_most: int = KEEP_ANSWERS,
+    ) -> None:
         self._scopes: dict[str, Scope] = {}
         self._order: dict[str, int] = {}
         self._next = 0
@@ -127,6 +152,14 @@ class ConflictDetector:
         self._rows: dict[str, _Row] = {}
         self._areas: dict[str, dict[str, None]] = {}
         self._root = _Node("", 0)
+        # pattern -> (alternative, node path, rest key) of its first plain
+        # alternative below the root (a literal path, or 'dir/**')
+        self._plain_entries: dict[str, tuple[int, str, str]] = {}
+        # Broad patterns' answers, kept up to date as live patterns come and go:
+        # my pattern -> {their pattern: (overlap,)}, least recently used first.
+        self._kept: dict[str, dict[str, tuple[FileOverlap]]] = {}
+        self._keep_from = keep_from
+        self._keep_at_most = keep_at_most
         for scope in scopes:
             self.add(scope)
 
@@ -151,6 +184,10 @@ class ConflictDetector:
                 holders = self._holders[pattern] = {}
                 ids[pattern] = self._free_ids.pop() if self._free_ids else len(ids)
                 self._trie_add(pattern)
+                for mine, kept in self._kept.items():
+                    example = overlap_example(mine, pattern)
+                    if example is not None:
+                        kept[pattern] = (_new(FileOverlap, (mine, pattern, example)),)
             holders[sid] = None
         pids = tuple([ids[p] for p in dict.fromkeys(scope.patterns)])
         self._rows[sid] = (sid, scope.agent_name, scope.declared_area, pids)
@@ -179,24 +216,34 @@ class ConflictDetector:
                 del self._holders[pattern]
                 self._free_ids.append(self._ids.pop(pattern))
                 self._trie_remove(pattern)
+                for kept in self._kept.values():
+                    kept.pop(pattern, None)
 
     def _trie_add(self, pattern: str) -> None:
         for entry in compile_pattern(pattern).entries:
             node = self._root
-            node._plain = _DIRTY
+            node._plain = node._impure = _DIRTY
             for seg in entry.prefix:
                 child = node.children.get(seg)
                 if child is None:
                     path = f"{node.path}/{seg}" if node.path else seg
                     child = node.children[seg] = _Node(path, node.depth + 1)
                 node = child
-                node._plain = _DIRTY
+                node._plain = node._impure = _DIRTY
             group = node.groups.get(entry.rest.key)
             if group is None:
                 group = node.groups[entry.rest.key] = _Group(entry.rest)
             group.members.setdefault(pattern, entry.index)
+        plain = [
+            (e.index, "/".join(e.prefix), e.rest.key)
+            for e in compile_pattern(pattern).entries
+            if e.prefix and e.rest.key in _PLAIN
+        ]
+        if plain:
+            self._plain_entries[pattern] = min(plain)
 
     def _trie_remove(self, pattern: str) -> None:
+        self._plain_entries.pop(pattern, None)
         for entry in compile_pattern(pattern).entries:
             path = [self._root]
             for seg in entry.prefix:
@@ -206,7 +253,7 @@ class ConflictDetector:
                 path.append(child)
             else:
                 for node in path:
-                    node._plain = _DIRTY
+                    node._plain = node._impure = _DIRTY
                 node = path[-1]
                 group = node.groups.get(entry.rest.key)
                 if group is not None:
@@ -223,27 +270,42 @@ class ConflictDetector:
     def _overlaps_of(self, cp: CompiledPattern) -> dict[str, tuple[int, str]]:
         """Every live pattern sharing a path with ``cp``: {pattern: (alternative, example)}."""
         found: dict[str, tuple[int, str]] = {}
-        memo: dict[tuple[int, bool, str], tuple[str, ...] | None] = {}
+        # (mask, below the root) -> {rest key: example suffix, or None if disjoint}
+        memo: dict[tuple[int, bool], dict[str, str | None]] = {}
         plain_memo: dict[int, dict[str, str] | None] = {}
+        # A pattern starting with '**' ('**/*.py'): its globstar stays live
+        # everywhere, so when it settles plain rests (see _plain_words) every
+        # plain pattern below the root overlaps. List those from the flat
+        # table at once; the walk then only visits subtrees holding others.
+        flat = None
+        if cp.starts & cp.globstars:
+            flat = self._plain_words(cp, cp.starts, plain_memo)
+        if flat is not None:
+            tail = {key: "/" + words if words else "" for key, words in flat.items()}
+            found = {t: (i, path + tail[key]) for t, (i, path, key) in self._plain_entries.items()}
         stack = [(self._root, cp.starts)]
         while stack:
             node, mask = stack.pop()
             if node.groups:
                 nonempty = node.depth > 0
+                suffixes = memo.get((mask, nonempty))
+                if suffixes is None:
+                    suffixes = memo[mask, nonempty] = {}
                 for key, group in node.groups.items():
-                    at = (mask, nonempty, key)
-                    if at in memo:
-                        words = memo[at]
-                    else:
-                        words = memo[at] = cp.rest_words(mask, nonempty, group.rest)
-                    if words is None:
+                    if flat is not None and nonempty and key in _PLAIN:
+                        continue  # listed from the flat table
+                    suffix = suffixes.get(key, _DIRTY)
+                    if suffix is _DIRTY:
+                        words = cp.rest_words(mask, nonempty, group.rest)
+                        suffix = suffixes[key] = None if words is None else "/".join(words)
+                    if suffix is None:
                         continue
-                    if not words:
+                    if not suffix:
                         example = node.path
-                    elif node.path:
-                        example = node.path + "/" + "/".join(words)
+                    elif nonempty:
+                        example = node.path + "/" + suffix
                     else:
-                        example = "/".join(words)
+                        example = suffix
                     for theirs, index in group.members.items():
                         seen = found.get(theirs)
                         if seen is None or index < seen[0]:
@@ -251,7 +313,12 @@ class ConflictDetector:
             if not node.children:
                 continue
             names = cp.next_literals(mask)
-            if names is None:
+            if flat is not None:
+                for word, child in node.impure_children():
+                    after = cp.advance(mask, word)
+                    if after:
+                        stack.append((child, after))
+            elif names is None:
                 plain = self._plain_words(cp, mask, plain_memo)
                 for word, child in node.children.items():
                     if plain is not None:
@@ -270,6 +337,33 @@ class ConflictDetector:
                         if after:
                             stack.append((child, after))
         return found
+
+    def _answer(self, pattern: str) -> dict[str, tuple[FileOverlap]]:
+        """{their pattern: (overlap,)} for every live pattern overlapping ``pattern``;
+        the caller may change the dict it gets.
+
+        A broad pattern (``**/*.py`` overlaps every literal path, by the claim
+        rule) overlaps much of the index, and walking the index for it again
+        on every check-in is most of that check-in's time. Its answer is kept
+        instead, and kept exact by :meth:`add` and :meth:`remove`, which
+        decide each pattern that starts or stops being live against the kept
+        ones (one memoised pair verdict each).
+        """
+        kept = self._kept.pop(pattern, None)
+        if kept is None:
+            overlaps = self._overlaps_of(compile_pattern(pattern))
+            these = {t: (_new(FileOverlap, (pattern, t, ex)),) for t, (_, ex) in overlaps.items()}
+            if len(these) < self._keep_from or self._keep_at_most <= 0:
+                return these
+            kept = these
+            if len(self._kept) >= self._keep_at_most:
+                del self._kept[next(iter(self._kept))]
+        self._kept[pattern] = kept  # most recently used last
+        return kept.copy()
+
+    def forget_kept_answers(self) -> None:
+        """Drop every kept answer (they are rebuilt on demand)."""
+        self._kept.clear()
 
     @staticmethod
     def _plain_words(
@@ -384,8 +478,7 @@ class ConflictDetector:
         hits: dict[str, tuple[FileOverlap, ...]] = {}
         mine = list(dict.fromkeys(patterns))
         for pattern in mine:
-            overlaps = self._overlaps_of(compile_pattern(pattern))
-            these = {t: (_new(FileOverlap, (pattern, t, ex)),) for t, (_, ex) in overlaps.items()}
+            these = self._answer(pattern)
             # Merge the smaller into the larger; earlier patterns' overlaps first.
             if len(hits) <= len(these):
                 for theirs, earlier in hits.items():
@@ -426,14 +519,8 @@ class ConflictDetector:
         conflicts: list[Conflict] = []
         add = conflicts.append
         for sid, name, area, pids in rows:
-            found = list(filter(None, map(overlaps_of, pids)))
-            if found:
-                files = found[0] if len(found) == 1 else tuple(chain.from_iterable(found))
-            elif sid in area_sids:
-                files = ()
-            else:
-                continue
-            if sid != exclude_session_id:
+            files = tuple(chain.from_iterable(map(overlaps_of, pids)))
+            if (files or sid in area_sids) and sid != exclude_session_id:
                 add(_new(Conflict, (sid, name, area, sid in area_sids, files)))
         return conflicts
 
