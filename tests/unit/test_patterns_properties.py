@@ -22,6 +22,8 @@ from agentlanes.domain.patterns import (
     GLOBSTAR,
     Automaton,
     PatternError,
+    _after_literal,
+    _search,
     claims,
     compile_pattern,
     normalise_path,
@@ -244,6 +246,37 @@ def _reference_pair(a: tuple, b: tuple) -> bool:
 @given(pattern, pattern)
 def test_indexed_verdict_equals_the_plain_product_search(a: str, b: str) -> None:
     assert (overlap_example(a, b) is not None) == reference_overlap(a, b), (a, b)
+
+
+LITERAL_SEGMENTS = ["a", "b", "ab", ".a", "a.b", "x", "", "."]
+literal = (
+    st.tuples(
+        st.lists(st.sampled_from(LITERAL_SEGMENTS), min_size=1, max_size=4).map("/".join),
+        st.booleans(),
+    )
+    # '{,a/}': a brace keeps the trailing slash, an empty last segment no path has
+    .map(lambda t: "{,%s/}" % t[0] if t[1] else t[0])  # noqa: UP031
+    .map(_valid_pattern)
+    .filter(lambda p: p is not None and compile_pattern(p).literal_run(compile_pattern(p).starts))
+)
+
+
+@FAST
+@given(literal, pattern)
+def test_a_literal_rest_is_decided_as_the_product_search_decides_it(x: str, y: str) -> None:
+    """The shortcut for a literal pattern's rest finds what the search finds:
+    the same verdict, words of the same length, claimed by both."""
+    cx = compile_pattern(x)
+    words = cx.literal_run(cx.starts)
+    for entry in compile_pattern(y).entries:
+        rest = entry.rest.automaton
+        fast = _after_literal(words, rest)  # type: ignore[arg-type]
+        slow = _search(cx, cx.starts, rest, False)
+        assert (fast is None) == (slow is None), (x, y, fast, slow)
+        if fast is not None:
+            assert len(fast) == len(slow)  # type: ignore[arg-type]
+            example = "/".join(entry.prefix + fast)
+            assert oracle_claims(x, "/".join(fast)) and oracle_claims(y, example), (x, y, fast)
 
 
 segment_text = st.lists(st.sampled_from(ATOMS[:-3]), min_size=1, max_size=5).map("".join)

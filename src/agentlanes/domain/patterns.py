@@ -262,6 +262,8 @@ class Automaton:
         self._heads = _Affixes(by_head)
         self._tails = _Affixes(by_tail)
         self.starts = self.closure(_mask(starts))  # before any segment is read
+        self._runs: dict[int, tuple[str, ...] | None] = {}
+        self._completions: dict[int, tuple[str, ...] | None] = {}
 
     def compatible(self, seg: Segment) -> int:
         """Segment positions whose segment shares a valid word with ``seg``."""
@@ -311,6 +313,56 @@ class Automaton:
             if not mask:
                 return False
         return bool(mask & self.ends)
+
+    def literal_run(self, mask: int) -> tuple[str, ...] | None:
+        """The words, when ``mask`` is what is left of a literal pattern: one
+        position followed by valid literal segments only, then a GLOBSTAR (the
+        claim rule's "and everything below") and the end. Else None. Memoised."""
+        if mask in self._runs:
+            return self._runs[mask]
+        kinds, literals, valid = self.kinds, self.literals, self.witnessed
+        p = (mask & -mask).bit_length() - 1
+        words: list[str] = []
+        # Only valid words: an empty or '.' segment matches no path (the search decides those).
+        while kinds[p] == _SEG and literals[p] is not None and valid >> p & 1:
+            words.append(literals[p])  # type: ignore[arg-type]
+            p += 1
+        run: tuple[str, ...] | None = None
+        if kinds[p] == _GLOB and kinds[p + 1] == _END:
+            alone = mask == (mask & -mask) if words else mask == self.closure(1 << p)
+            if alone:
+                run = tuple(words)
+        self._runs[mask] = run
+        return run
+
+    def completion(self, mask: int) -> tuple[str, ...] | None:
+        """Fewest words leading from ``mask`` to the end, or None. Memoised.
+
+        Each segment is read as its witness and each GLOBSTAR matches
+        nothing: from one position, the shortest way to the end of its
+        alternative reads every segment up to that end once.
+        """
+        if mask in self._completions:
+            return self._completions[mask]
+        best: tuple[str, ...] | None = () if mask & self.ends else None
+        m = mask if best is None else 0
+        while m:
+            low = m & -m
+            m ^= low
+            p = low.bit_length() - 1
+            words: list[str] | None = []
+            while self.kinds[p] != _END:
+                if self.kinds[p] == _SEG:
+                    word = sg.witness(self.segs[p])  # type: ignore[arg-type]
+                    if word is None:
+                        words = None
+                        break
+                    words.append(word)  # type: ignore[union-attr]
+                p += 1
+            if words is not None and (best is None or len(words) < len(best)):
+                best = tuple(words)
+        self._completions[mask] = best
+        return best
 
     def next_literals(self, mask: int) -> tuple[str, ...] | None:
         """The only words that can be read from ``mask``, or None when a wildcard reads any."""
@@ -446,8 +498,30 @@ class CompiledPattern(Automaton):
         if found is _MISSING:
             if len(_REST_MEMO) >= _REST_MEMO_CAP:
                 _REST_MEMO.clear()
-            found = _REST_MEMO[key] = _search(self, mask, rest.automaton, nonempty)
+            words = self.literal_run(mask)
+            if words is not None and (words or nonempty):
+                found = _after_literal(words, rest.automaton)
+            else:
+                found = _search(self, mask, rest.automaton, nonempty)
+            _REST_MEMO[key] = found
         return found  # type: ignore[return-value]
+
+
+def _after_literal(words: tuple[str, ...], y: Automaton) -> tuple[str, ...] | None:
+    """What :func:`_search` finds for a literal pattern's rest (``words``, then
+    anything below them) against ``y``, without the product search.
+
+    A common path must start with ``words`` (any shorter one is not the
+    literal's), so the shortest is ``words`` and the fewest words ``y``
+    needs after them to reach its end.
+    """
+    mask = y.starts
+    for word in words:
+        mask = y.advance(mask, word)
+        if not mask:
+            return None
+    tail = y.completion(mask)
+    return None if tail is None else words + tail
 
 
 _MISSING = object()
