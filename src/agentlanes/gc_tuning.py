@@ -13,9 +13,9 @@ import gc
 # conflicts is then promoted, half built, into the older generations, and a
 # full collection (one that walks every live session's index: about 40 ms at
 # 1,000 sessions and 110 ms at 10,000 on the benchmark machine) follows every
-# few large answers. A young generation of 50,000 lets answers die young;
+# few large answers. A young generation of 100,000 lets answers die young;
 # cyclic garbage waits a little longer for its turn, which costs a few MB.
-THRESHOLDS = (50_000, 20, 10)
+THRESHOLDS = (100_000, 20, 10)
 
 
 def tune_for_serving() -> None:

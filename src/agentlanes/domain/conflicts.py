@@ -156,9 +156,11 @@ class ConflictDetector:
         self._rows: dict[str, _Row] = {}
         self._areas: dict[str, dict[str, None]] = {}
         self._root = _Node("", 0)
-        # pattern -> (alternative, node path, rest key) of its first plain
-        # alternative below the root (a literal path, or 'dir/**')
-        self._plain_entries: dict[str, tuple[int, str, str]] = {}
+        # pattern -> (node path, rest key) of its first plain alternative below
+        # the root (a literal path, or 'dir/**'); and that alternative's
+        # index, for the few patterns where it is not 0
+        self._plain_entries: dict[str, tuple[str, str]] = {}
+        self._plain_later: dict[str, int] = {}
         # Broad patterns' answers, kept up to date as live patterns come and go:
         # my pattern -> {their pattern: (overlap,)}, least recently used first.
         self._kept: dict[str, dict[str, tuple[FileOverlap]]] = {}
@@ -244,10 +246,14 @@ class ConflictDetector:
             if e.prefix and e.rest.key in _PLAIN
         ]
         if plain:
-            self._plain_entries[pattern] = min(plain)
+            index, path, key = min(plain)
+            self._plain_entries[pattern] = (path, key)
+            if index:
+                self._plain_later[pattern] = index
 
     def _trie_remove(self, pattern: str) -> None:
         self._plain_entries.pop(pattern, None)
+        self._plain_later.pop(pattern, None)
         for entry in compile_pattern(pattern).entries:
             path = [self._root]
             for seg in entry.prefix:
@@ -271,9 +277,16 @@ class ConflictDetector:
                         break
                     del path[depth - 1].children[entry.prefix[depth - 1]]
 
-    def _overlaps_of(self, cp: CompiledPattern) -> dict[str, tuple[int, str]]:
-        """Every live pattern sharing a path with ``cp``: {pattern: (alternative, example)}."""
-        found: dict[str, tuple[int, str]] = {}
+    def _overlaps_of(self, cp: CompiledPattern) -> dict[str, tuple[FileOverlap]]:
+        """Every live pattern sharing a path with ``cp``: {pattern: (overlap,)}.
+
+        A live pattern found through several of its brace alternatives keeps
+        the example of the first; ``later`` holds the alternative a pattern
+        was found through when that is not its first (0), which is rare.
+        """
+        source = cp.source
+        found: dict[str, tuple[FileOverlap]] = {}
+        later: dict[str, int] = {}
         # (mask, below the root) -> {rest key: example suffix, or None if disjoint}
         memo: dict[tuple[int, bool], dict[str, str | None]] = {}
         plain_memo: dict[int, dict[str, str] | None] = {}
@@ -286,7 +299,11 @@ class ConflictDetector:
             flat = self._plain_words(cp, cp.starts, plain_memo)
         if flat is not None:
             tail = {key: "/" + words if words else "" for key, words in flat.items()}
-            found = {t: (i, path + tail[key]) for t, (i, path, key) in self._plain_entries.items()}
+            found = {
+                t: (_new(FileOverlap, (source, t, path + tail[key])),)
+                for t, (path, key) in self._plain_entries.items()
+            }
+            later = dict(self._plain_later)
         stack = [(self._root, cp.starts)]
         while stack:
             node, mask = stack.pop()
@@ -311,9 +328,13 @@ class ConflictDetector:
                     else:
                         example = suffix
                     for theirs, index in group.members.items():
-                        seen = found.get(theirs)
-                        if seen is None or index < seen[0]:
-                            found[theirs] = (index, example)
+                        if index:
+                            if theirs in found and later.get(theirs, 0) <= index:
+                                continue
+                            later[theirs] = index
+                        elif later:
+                            later.pop(theirs, None)
+                        found[theirs] = (_new(FileOverlap, (source, theirs, example)),)
             if not node.children:
                 continue
             names = cp.next_literals(mask)
@@ -328,7 +349,7 @@ class ConflictDetector:
                     if plain is not None:
                         below = child.plain_below()
                         if below is not None:
-                            _record_plain(found, below, plain)
+                            _record_plain(source, found, later, below, plain)
                             continue
                     after = cp.advance(mask, word)
                     if after:
@@ -355,8 +376,7 @@ class ConflictDetector:
         """
         kept = self._kept.pop(pattern, None)
         if kept is None:
-            overlaps = self._overlaps_of(compile_pattern(pattern))
-            these = {t: (_new(FileOverlap, (pattern, t, ex)),) for t, (_, ex) in overlaps.items()}
+            these = self._overlaps_of(compile_pattern(pattern))
             if len(these) < self._keep_from or self._keep_at_most <= 0:
                 return these
             kept = these
@@ -541,12 +561,21 @@ _PLAIN_RESTS = {
 
 
 def _record_plain(
-    found: dict[str, tuple[int, str]],
+    source: str,
+    found: dict[str, tuple[FileOverlap]],
+    later: dict[str, int],
     below: list[tuple[str, int, str, str]],
     suffixes: dict[str, str],
 ) -> None:
+    """Record every plain pattern of ``below`` as overlapping ``source``
+    (see ``ConflictDetector._overlaps_of`` for ``later``)."""
     for theirs, index, path, key in below:
+        if index:
+            if theirs in found and later.get(theirs, 0) <= index:
+                continue
+            later[theirs] = index
+        elif later:
+            later.pop(theirs, None)
         suffix = suffixes[key]
-        seen = found.get(theirs)
-        if seen is None or index < seen[0]:
-            found[theirs] = (index, f"{path}/{suffix}" if suffix else path)
+        example = f"{path}/{suffix}" if suffix else path
+        found[theirs] = (_new(FileOverlap, (source, theirs, example)),)
