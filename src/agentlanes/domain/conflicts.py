@@ -278,12 +278,8 @@ class ConflictDetector:
                     del path[depth - 1].children[entry.prefix[depth - 1]]
 
     def _overlaps_of(self, cp: CompiledPattern) -> dict[str, tuple[FileOverlap]]:
-        """Every live pattern sharing a path with ``cp``: {pattern: (overlap,)}.
-
-        A live pattern found through several of its brace alternatives keeps
-        the example of the first; ``later`` holds the alternative a pattern
-        was found through when that is not its first (0), which is rare.
-        """
+        """Every live pattern sharing a path with ``cp``: {pattern: (overlap,)}
+        (see :func:`_record` for ``later``)."""
         source = cp.source
         found: dict[str, tuple[FileOverlap]] = {}
         later: dict[str, int] = {}
@@ -327,14 +323,9 @@ class ConflictDetector:
                         example = node.path + "/" + suffix
                     else:
                         example = suffix
-                    for theirs, index in group.members.items():
-                        if index:
-                            if theirs in found and later.get(theirs, 0) <= index:
-                                continue
-                            later[theirs] = index
-                        elif later:
-                            later.pop(theirs, None)
-                        found[theirs] = (_new(FileOverlap, (source, theirs, example)),)
+                    _record(
+                        source, found, later, [(t, i, example) for t, i in group.members.items()]
+                    )
             if not node.children:
                 continue
             names = cp.next_literals(mask)
@@ -567,15 +558,28 @@ def _record_plain(
     below: list[tuple[str, int, str, str]],
     suffixes: dict[str, str],
 ) -> None:
-    """Record every plain pattern of ``below`` as overlapping ``source``
-    (see ``ConflictDetector._overlaps_of`` for ``later``)."""
-    for theirs, index, path, key in below:
+    """Record every plain pattern of ``below`` as overlapping ``source``."""
+    tails = {key: "/" + words if words else "" for key, words in suffixes.items()}
+    _record(source, found, later, [(t, i, path + tails[key]) for t, i, path, key in below])
+
+
+def _record(
+    source: str,
+    found: dict[str, tuple[FileOverlap]],
+    later: dict[str, int],
+    overlaps: list[tuple[str, int, str]],
+) -> None:
+    """Record each (their pattern, alternative, example) as overlapping ``source``.
+
+    A pattern met through several of its brace alternatives keeps the first
+    alternative's example; ``later`` holds the alternative a pattern was met
+    through when that is not its first (0), which is rare.
+    """
+    for theirs, index, example in overlaps:
         if index:
             if theirs in found and later.get(theirs, 0) <= index:
                 continue
             later[theirs] = index
         elif later:
             later.pop(theirs, None)
-        suffix = suffixes[key]
-        example = f"{path}/{suffix}" if suffix else path
         found[theirs] = (_new(FileOverlap, (source, theirs, example)),)
