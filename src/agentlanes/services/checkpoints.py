@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -15,6 +14,7 @@ from agentlanes.errors import Conflict, InvalidInput, NotFound
 from agentlanes.services import checks
 from agentlanes.services.acting import acting_session
 from agentlanes.services.context import ServiceContext
+from agentlanes.store import queries
 from agentlanes.store.coordination import Checkpoint, Task
 from agentlanes.store.models import Project
 
@@ -171,25 +171,19 @@ async def list_checkpoints(
     conditions: list[Any] = [Checkpoint.project_id == project.id]
     if status is not None:
         conditions.append(Checkpoint.status == status)
+    order = (col(Checkpoint.created_at), col(Checkpoint.id))
     async with ctx.db.read() as db:
-        stmt = select(Checkpoint).where(*conditions)
         if task_id is None:
-            total = (
-                await db.exec(select(func.count()).select_from(Checkpoint).where(*conditions))
-            ).one()
-            stmt = stmt.order_by(col(Checkpoint.created_at), col(Checkpoint.id))
-            rows = list((await db.exec(stmt.limit(limit).offset(offset))).all())
+            rows, total = await queries.page_of(db, Checkpoint, conditions, order, limit, offset)
         else:
             # task_ids is a JSON list: filter in Python (a project has few checkpoints).
-            every = (
-                await db.exec(stmt.order_by(col(Checkpoint.created_at), col(Checkpoint.id)))
-            ).all()
+            every = (await db.exec(select(Checkpoint).where(*conditions).order_by(*order))).all()
             matching = [cp for cp in every if task_id in (cp.task_ids or [])]
             total = len(matching)
             rows = matching[offset : offset + limit]
     return {
         "checkpoints": [checkpoint_view(cp) for cp in rows],
-        "total": int(total),
+        "total": total,
         "limit": limit,
         "offset": offset,
     }

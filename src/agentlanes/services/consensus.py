@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -265,20 +264,11 @@ async def list_requests(
         )
     elif status is not None:
         conditions.append(ConsensusRequest.status == status)
+    order = (col(ConsensusRequest.created_at).desc(), col(ConsensusRequest.id))
     async with ctx.db.read() as db:
-        total = (
-            await db.exec(select(func.count()).select_from(ConsensusRequest).where(*conditions))
-        ).one()
-        stmt = (
-            select(ConsensusRequest)
-            .where(*conditions)
-            .order_by(col(ConsensusRequest.created_at).desc(), col(ConsensusRequest.id))
-            .limit(limit)
-            .offset(offset)
-        )
-        rows = (await db.exec(stmt)).all()
+        rows, total = await queries.page_of(db, ConsensusRequest, conditions, order, limit, offset)
         views = [request_view(r, await _votes(db, r.id), now) for r in rows]
-    return {"requests": views, "total": int(total), "limit": limit, "offset": offset}
+    return {"requests": views, "total": total, "limit": limit, "offset": offset}
 
 
 async def expire_project_requests(ctx: ServiceContext, project_id: int) -> int:

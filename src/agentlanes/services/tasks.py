@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -182,19 +181,12 @@ async def list_tasks(
         conditions.append(col(Task.stale_since).is_not(None))
     elif stale is False:
         conditions.append(col(Task.stale_since).is_(None))
+    order = (col(Task.created_at), col(Task.id))
     async with ctx.db.read() as db:
-        total = (await db.exec(select(func.count()).select_from(Task).where(*conditions))).one()
-        stmt = (
-            select(Task)
-            .where(*conditions)
-            .order_by(col(Task.created_at), col(Task.id))
-            .limit(limit)
-            .offset(offset)
-        )
-        rows = (await db.exec(stmt)).all()
+        rows, total = await queries.page_of(db, Task, conditions, order, limit, offset)
     return {
         "tasks": [task_view(t) for t in rows],
-        "total": int(total),
+        "total": total,
         "limit": limit,
         "offset": offset,
     }

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any, TypeVar
 
 from sqlalchemy import func
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.store.models import AgentSession, Event, Project
+
+_Row = TypeVar("_Row")
 
 
 async def live_sessions(db: AsyncSession, project_id: int, now: datetime) -> Sequence[AgentSession]:
@@ -57,3 +60,18 @@ async def oldest_offset(db: AsyncSession, project_id: int) -> int | None:
 async def last_offset(db: AsyncSession, project_id: int) -> int:
     stmt = select(Project.last_offset).where(Project.id == project_id)
     return int((await db.exec(stmt)).one())
+
+
+async def page_of(
+    db: AsyncSession,
+    model: type[_Row],
+    conditions: Sequence[Any],
+    order_by: Sequence[Any],
+    limit: int,
+    offset: int,
+) -> tuple[Sequence[_Row], int]:
+    """One page of ``model`` rows matching ``conditions`` in ``order_by`` order, and how
+    many rows match in all."""
+    total = (await db.exec(select(func.count()).select_from(model).where(*conditions))).one()
+    stmt = select(model).where(*conditions).order_by(*order_by).limit(limit).offset(offset)
+    return (await db.exec(stmt)).all(), int(total)
