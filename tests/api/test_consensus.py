@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.api.conftest import Api, new_project
 from tests.api.shared_app import client  # noqa: F401  (one app per module)
+from tests.support.waiting import wait_for
 
 
 def _agents(api: Api, *names: str) -> dict[str, str]:
@@ -98,12 +99,9 @@ def test_expires_at_the_timeout(api: Api) -> None:
     assert api.get(f"/consensus/{cid}").json()["status"] == "expired"
     r = _vote(api, cid, t["carol"], "approve")
     assert r.status_code == 409 and r.json()["status"] == "expired"
-    deadline = time.monotonic() + 8
-    while time.monotonic() < deadline:
-        expired = [e for e in api.events() if e["type"] == "consensus.expired"]
-        if expired:
-            break
-        time.sleep(0.1)
+    expired = wait_for(
+        lambda: [e for e in api.events() if e["type"] == "consensus.expired"], timeout=8
+    )
     assert len(expired) == 1 and expired[0]["data"]["consensus"]["approvals"] == 1
     assert api.get("/consensus?status=expired").json()["total"] == 1
     assert api.get("/consensus?status=pending").json()["total"] == 0

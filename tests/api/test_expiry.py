@@ -8,23 +8,14 @@ from typing import Any
 from litestar.testing import TestClient
 
 from tests.api.conftest import new_project
-
-
-def _wait_for(predicate: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return predicate()
+from tests.support.waiting import wait_for
 
 
 def test_overdue_session_times_out_within_seconds_with_one_event(client: TestClient[Any]) -> None:
     api = new_project(client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
     s = api.checkin(agent_name="alice")
     started = time.monotonic()
-    timeouts = _wait_for(lambda: [e for e in api.events() if e["type"] == "agent.timeout"], 8)
+    timeouts = wait_for(lambda: [e for e in api.events() if e["type"] == "agent.timeout"], 8)
     assert time.monotonic() - started < 1 + 5
     assert len(timeouts) == 1
     assert timeouts[0]["data"]["session_id"] == s["session_id"]
@@ -53,5 +44,5 @@ def test_an_attached_socket_keeps_the_session_alive(app_factory: Any, sqlite_url
         assert ws.receive_json()["type"] == "attached"
         time.sleep(3)
         assert [x["agent_name"] for x in api.get("/presence").json()["sessions"]] == ["alice"]
-    timeouts = _wait_for(lambda: [e for e in api.events() if e["type"] == "agent.timeout"], 8)
+    timeouts = wait_for(lambda: [e for e in api.events() if e["type"] == "agent.timeout"], 8)
     assert len(timeouts) == 1

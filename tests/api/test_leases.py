@@ -10,20 +10,11 @@ from litestar.testing import TestClient
 from agentlanes.api.app import create_app
 from tests.api.conftest import Api, new_project
 from tests.api.shared_app import client  # noqa: F401  (one app per module)
+from tests.support.waiting import wait_for
 
 
 def _acquire(api: Api, token: str, resource: str, **body: Any) -> Any:
     return api.post("/leases", {"resource": resource, **body}, token=token)
-
-
-def _wait_for(predicate: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return predicate()
 
 
 def test_a_lease_is_exclusive_and_the_conflict_names_the_holder(api: Api) -> None:
@@ -134,7 +125,7 @@ def test_a_lease_expires_at_its_time(api: Api) -> None:
     assert api.get("/leases").json()["leases"] == []
     check = api.post("/leases/validate", {"resource": "deploy:prod", "fencing_token": 1}).json()
     assert check["valid"] is False
-    expired = _wait_for(lambda: [e for e in api.events() if e["type"] == "lease.expired"], 8)
+    expired = wait_for(lambda: [e for e in api.events() if e["type"] == "lease.expired"], 8)
     assert len(expired) == 1 and expired[0]["data"]["lease"]["lease_id"] == lease["lease_id"]
     assert _acquire(api, bob, "deploy:prod").json()["fencing_token"] == 2
     time.sleep(1.2)
@@ -145,7 +136,7 @@ def test_timed_out_session_releases_its_leases(api: Api) -> None:
     api = new_project(api.client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
     alice = api.checkin(agent_name="alice")["session_token"]
     _acquire(api, alice, "deploy:prod")
-    released = _wait_for(lambda: [e for e in api.events() if e["type"] == "lease.released"], 8)
+    released = wait_for(lambda: [e for e in api.events() if e["type"] == "lease.released"], 8)
     assert released[0]["data"]["reason"] == "session_timed_out"
 
 

@@ -3,24 +3,14 @@ snapshot with ``recovered: false`` when ``since`` is older than what is kept."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from tests.api.conftest import Api, new_project
+from tests.support.waiting import wait_for
 
 
 def _ws(api: Api, query: str = "") -> Any:
     return api.client.websocket_connect(f"/api/v1/events{query}", headers={"X-API-Key": api.key})
-
-
-def _wait_for(predicate: Any, timeout: float = 10) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return predicate()
 
 
 def test_history_is_pruned_by_count_and_older_since_gets_a_fresh_snapshot(
@@ -34,7 +24,7 @@ def test_history_is_pruned_by_count_and_older_since_gets_a_fresh_snapshot(
     for i in range(12):
         api.checkin(agent_name=f"a{i}")
     other.checkin(agent_name="elsewhere")
-    assert _wait_for(lambda: [e["offset"] for e in api.events()] == [8, 9, 10, 11, 12])
+    assert wait_for(lambda: [e["offset"] for e in api.events()] == [8, 9, 10, 11, 12])
     assert [e["offset"] for e in other.events()] == [1]  # per project
     log = api.get("/events/log?since=2").json()
     assert log["recovered"] is False
@@ -60,7 +50,7 @@ def test_history_is_pruned_by_age(app_factory: Any, sqlite_url: str) -> None:
     api = new_project(client)
     for i in range(3):
         api.checkin(agent_name=f"a{i}")
-    assert _wait_for(lambda: api.events() == [], timeout=10)
+    assert wait_for(lambda: api.events() == [], timeout=10)
     with _ws(api, "?since=1") as ws:
         assert ws.receive_json()["type"] == "presence.snapshot"
         assert ws.receive_json() == {"type": "replay.complete", "recovered": False, "offset": 3}

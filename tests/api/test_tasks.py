@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from tests.api.conftest import Api, new_project
 from tests.api.shared_app import client  # noqa: F401  (one app per module)
+from tests.support.waiting import wait_for
 
 
 def _task(api: Api, token: str | None = None, **body: Any) -> dict[str, Any]:
@@ -20,16 +20,6 @@ def _ready_ids(api: Api, token: str | None = None) -> list[str]:
     r = api.get("/tasks/ready", token=token)
     assert r.status_code == 200, r.text
     return [t["task_id"] for t in r.json()["tasks"]]
-
-
-def _wait_for(predicate: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return predicate()
 
 
 def test_create_get_and_list_with_filters_and_pages(api: Api) -> None:
@@ -275,7 +265,7 @@ def test_timed_out_claim_goes_stale_with_a_note_and_can_be_taken_over(api: Api) 
     tid = task["task_id"]
     alice = api.checkin(agent_name="alice")
     api.post(f"/tasks/{tid}/claim", token=alice["session_token"])
-    stale = _wait_for(lambda: [e for e in api.events() if e["type"] == "task.stale"], 8)
+    stale = wait_for(lambda: [e for e in api.events() if e["type"] == "task.stale"], 8)
     assert len(stale) == 1
     data = stale[0]["data"]
     assert data["session_id"] == alice["session_id"] and data["task"]["stale_since"]
