@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -15,7 +14,6 @@ from agentlanes.client import calls
 from agentlanes.client import models as m
 from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
 from agentlanes.client.calls import Call
-from agentlanes.client.coordination import attach_groups
 from agentlanes.client.errors import NoSession, StreamClosed, Unreachable
 
 T = TypeVar("T")
@@ -24,23 +22,10 @@ T = TypeVar("T")
 class AsyncClient(ClientBase):
     """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods."""
 
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: str | None = None,
-        *,
-        session_token: str | None = None,
-        timeout: float = 10.0,
-    ) -> None:
-        super().__init__(url, api_key, session_token=session_token, timeout=timeout)
-        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
-        self._http = httpx.AsyncClient(base_url=self.url, timeout=timeout)
+    _http: httpx.AsyncClient
 
-    @classmethod
-    def from_env(cls, start: Path | None = None) -> AsyncClient:
-        """A client for the repository around ``start`` (env vars, ``.agentlanes.toml``,
-        and the saved session token)."""
-        return cls(**cls._settings_from_env(start))
+    def _open_http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, timeout=self.timeout)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import urlencode
 
 from agentlanes import __version__
 from agentlanes.client.calls import Call
 from agentlanes.client.config import LocalConfig, load_config, read_session
+from agentlanes.client.coordination import attach_groups
 from agentlanes.client.errors import ApiError, ConfigurationError, NoSession
 from agentlanes.client.models import Event
 
@@ -45,17 +46,25 @@ class ClientBase:
         self.api_key = api_key
         self.session_token = session_token
         self.timeout = timeout
+        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
+        self._http = self._open_http()
+
+    def _open_http(self) -> Any:
+        """The httpx client (blocking or asyncio) this client sends its requests with."""
+        raise NotImplementedError
 
     @classmethod
-    def _settings_from_env(cls, start: Path | None = None) -> dict[str, Any]:
+    def from_env(cls, start: Path | None = None) -> Self:
+        """A client for the repository around ``start`` (env vars, ``.agentlanes.toml``,
+        and the saved session token)."""
         cfg: LocalConfig = load_config(start)
         session = read_session(cfg)
-        return {
-            "url": cfg.url,
-            "api_key": cfg.api_key,
-            "session_token": session["session_token"] if session else None,
-            "timeout": cfg.timeout,
-        }
+        return cls(
+            cfg.url,
+            cfg.api_key,
+            session_token=session["session_token"] if session else None,
+            timeout=cfg.timeout,
+        )
 
     # -- requests --------------------------------------------------------------------------
     def _headers(self, call: Call[Any]) -> dict[str, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -15,7 +14,6 @@ from agentlanes.client import calls
 from agentlanes.client import models as m
 from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
 from agentlanes.client.calls import Call
-from agentlanes.client.coordination import attach_groups
 from agentlanes.client.errors import StreamClosed, Unreachable
 
 T = TypeVar("T")
@@ -28,23 +26,10 @@ class Client(ClientBase):
     act as that session (heartbeat, status, checkout, conflict checks).
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: str | None = None,
-        *,
-        session_token: str | None = None,
-        timeout: float = 10.0,
-    ) -> None:
-        super().__init__(url, api_key, session_token=session_token, timeout=timeout)
-        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+    _http: httpx.Client
 
-    @classmethod
-    def from_env(cls, start: Path | None = None) -> Client:
-        """A client for the repository around ``start`` (env vars, ``.agentlanes.toml``,
-        and the saved session token)."""
-        return cls(**cls._settings_from_env(start))
+    def _open_http(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=self.timeout)
 
     def close(self) -> None:
         self._http.close()
