@@ -146,19 +146,16 @@ def check(
         conflicts: list[dict[str, Any]] = []
         for answer in answers[1 : 1 + len(chunks)]:
             conflicts.extend(answer["conflicts"])
-    except LeanUnreachable as exc:
+    except (LeanUnreachable, LeanApiError) as exc:
+        if isinstance(exc, LeanUnreachable):
+            why = f"server unreachable at {cfg.url} ({exc})"
+        else:
+            why = f"the server refused the check ({exc})"
         if cfg.fail_closed:
-            say(f"server unreachable at {cfg.url} ({exc}); commit refused (fail_closed)")
+            say(f"{why}; commit refused (fail_closed)")
             say(HOW_PAST)
             return REFUSE
-        say(f"server unreachable at {cfg.url} ({exc}); commit not checked")
-        return ALLOW
-    except LeanApiError as exc:
-        if cfg.fail_closed:
-            say(f"the server refused the check ({exc}); commit refused (fail_closed)")
-            say(HOW_PAST)
-            return REFUSE
-        say(f"the server refused the check ({exc}); commit not checked")
+        say(f"{why}; commit not checked")
         return ALLOW
 
     if not conflicts:
