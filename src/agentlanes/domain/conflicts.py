@@ -226,7 +226,8 @@ class ConflictDetector:
                     kept.pop(pattern, None)
 
     def _trie_add(self, pattern: str) -> None:
-        for entry in compile_pattern(pattern).entries:
+        entries = compile_pattern(pattern).entries
+        for entry in entries:
             node = self._root
             node._plain = node._impure = node._pure = _DIRTY
             for seg in entry.prefix:
@@ -242,7 +243,7 @@ class ConflictDetector:
             group.members.setdefault(pattern, entry.index)
         plain = [
             (e.index, "/".join(e.prefix), e.rest.key)
-            for e in compile_pattern(pattern).entries
+            for e in entries
             if e.prefix and e.rest.key in _PLAIN
         ]
         if plain:
