@@ -4,14 +4,16 @@ Run: .venv/bin/python bench/conflicts.py
 
 Prints, in one run:
 * check-in latency (5 patterns against N live sessions x 5 patterns) for
-  N = 1,000 and 10,000, with the indexed ConflictDetector (memoised verdicts as
-  a running server has them, and with every verdict cache cleared before each
-  check-in), the share of check-ins holding a wildcard-first pattern,
+  N = 1,000 and 10,000, with the indexed ConflictDetector (just after the index
+  is built, in a steady state after 1,000 more check-ins, and with every
+  verdict cache and kept answer cleared before each check-in), the share of
+  check-ins holding a wildcard-first pattern,
   the naive all-pairs exact check, and the both-directions fnmatch baseline,
   on two workloads: "broad" (patterns drawn across the whole repository, 7 %
   of them wildcard-first) and "modules" (each agent works in one package);
 * how many conflicts the check-ins answer (the cost of an exact answer grows
   with its size);
+* how many answers the detector keeps in the steady state, and their size;
 * how many real overlaps the fnmatch baseline misses (and false alarms it
   raises) on the same pairs;
 * conflicts/check of 1,000 staged paths against 1,000 sessions;
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+import itertools
 import os
 import random
 import statistics
@@ -49,6 +52,7 @@ from agentlanes.gc_tuning import tune_for_serving
 SEED = 20240603
 CHECKINS = 200
 WARMUP = 20  # check-ins run, untimed, between building an index and timing it
+STEADY = 1000  # more untimed check-ins before the steady-state rows
 
 
 # --------------------------------------------------------------------------
@@ -288,7 +292,7 @@ def checkin_rows(
     # and the oldest session leaves (all three timed: keeping broad patterns'
     # answers up to date is part of joining and leaving).
     live = {s.session_id: s for s in scopes}
-    joined = iter(range(CHECKINS + WARMUP))
+    joined = itertools.count()
 
     def checkin(mine: list[str]) -> None:
         detector.find(patterns=mine)
@@ -308,33 +312,35 @@ def checkin_rows(
     for _ in range(WARMUP):
         checkin(draw(rng, dirs, files))
     warm = time_each(checkin, queries)
+    # Steady state: a server that has answered many check-ins keeps the
+    # answers of the broad patterns its agents use; a broad pattern seen for
+    # the first time (as in the rows above, just after start-up) is rarer.
+    for _ in range(STEADY):
+        checkin(draw(rng, dirs, files))
+    later = [draw(rng, dirs, files) for _ in range(CHECKINS)]
+    steady = time_each(checkin, later)
+    kept = detector._kept
+    label = f"check-in, {n:,} sessions, {workload}"
+    kept_row = (label, len(kept), sum(map(len, kept.values())), len(detector._ids))
     scopes = list(live.values())
     sizes = sorted(len(detector.find(patterns=mine)) for mine in queries)
-    wild = Samples()
-    for n_query, q in enumerate(queries):
-        if any(map(wildcard_first, q)):
-            wild.append(warm[n_query])
-            wild.cpu.append(warm.cpu[n_query])
-            wild.gc.append(warm.gc[n_query])
     # Cold: every memoised verdict and kept answer forgotten before each check-in.
     cold_n = 40 if n <= 1000 else 20
     cold = time_each(
         lambda mine: detector.find(patterns=mine), queries[:cold_n], before=forgetting(detector)
     )
-    label = f"check-in, {n:,} sessions, {workload}"
-    wild_row = [(f"  of which the {len(wild)} holding a wildcard-first pattern", *figures(wild))]
-    if not wild:
-        wild_row = []
     answers = (f"{label}: conflicts per check-in", sizes[len(sizes) // 2], sizes[-1])
+    timed = [
+        (f"{label}: indexed, just started (after {WARMUP})", *figures(warm)),
+        *wild_row(queries, warm),
+        (f"{label}: indexed, steady (after {STEADY:,} more)", *figures(steady)),
+        *wild_row(later, steady),
+        (f"{label}: indexed (verdicts cleared)", *figures(cold)),
+    ]
     if workload != "broad":
         for mine in queries[:5] + queries[-5:]:
             assert_agrees(detector, scopes, mine)
-        return [
-            (f"{label}: indexed, warm, sessions come and go", *figures(warm)),
-            *wild_row,
-            (f"{label}: indexed (verdicts cleared)", *figures(cold)),
-            ("__answers__", *answers),
-        ]
+        return [*timed, ("__answers__", *answers), ("__kept__", *kept_row)]
     few = 5 if n <= 1000 else 2
     naive = time_each(lambda mine: naive_exact(scopes, mine), queries[-few:])
     fnm = time_each(lambda mine: naive_fnmatch(scopes, mine), queries[-few:])
@@ -352,14 +358,26 @@ def checkin_rows(
     for mine in queries[:few] + queries[-few:]:
         assert_agrees(detector, scopes, mine)
     return [
-        (f"{label}: indexed, warm, sessions come and go", *figures(warm)),
-        *wild_row,
-        (f"{label}: indexed (verdicts cleared)", *figures(cold)),
+        *timed,
         (f"{label}: naive all-pairs exact", *figures(naive)),
         (f"{label}: both-directions fnmatch", *figures(fnm)),
         ("__answers__", *answers),
+        ("__kept__", *kept_row),
         ("__accuracy__", n, real, missed, false_alarm, build_ms),
     ]
+
+
+def wild_row(queries: list[list[str]], samples: Samples) -> list[tuple]:
+    """The row of the check-ins holding a wildcard-first pattern, if any."""
+    wild = Samples()
+    for n_query, q in enumerate(queries):
+        if any(map(wildcard_first, q)):
+            wild.append(samples[n_query])
+            wild.cpu.append(samples.cpu[n_query])
+            wild.gc.append(samples.gc[n_query])
+    if not wild:
+        return []
+    return [(f"  of which the {len(wild)} holding a wildcard-first pattern", *figures(wild))]
 
 
 def assert_agrees(detector: ConflictDetector, scopes: list[Scope], mine: list[str]) -> None:
@@ -500,7 +518,7 @@ def main() -> None:
     print(f"{'':<72} {'wall-clock ms':>19} {'CPU ms':>19} {'old GC':>9}")
     print(f"{'workload':<72} {'p50':>9} {'p99':>9} {'p50':>9} {'p99':>9} {'n (ms)':>9}")
     print("-" * 122)
-    accuracy, answers = [], []
+    accuracy, answers, kept = [], [], []
     for row in rows:
         if row[0] == "__accuracy__":
             accuracy.append(row[1:])
@@ -508,12 +526,22 @@ def main() -> None:
         if row[0] == "__answers__":
             answers.append(row[1:])
             continue
+        if row[0] == "__kept__":
+            kept.append(row[1:])
+            continue
         name, p50, p99, cpu50, cpu99, gcs = row
         print(f"{name:<72} {p50:>9.2f} {p99:>9.2f} {cpu50:>9.2f} {cpu99:>9.2f} {gcs:>9}")
     print()
     print("answer size (the time of an exact answer grows with it):")
     for name, median, most in answers:
         print(f"  {name}: median {median:,}, most {most:,}")
+    print()
+    print("kept answers at the end of the steady rows (budget: 16 overlaps per live pattern):")
+    for name, count, entries, live_patterns in kept:
+        print(
+            f"  {name}: {count} answers, {entries:,} overlaps, "
+            f"{live_patterns:,} distinct live patterns"
+        )
     print()
     print("fnmatch both ways vs exact, same pattern pairs (check-ins x first 1,000 sessions):")
     for n, real, missed, false_alarm, build_ms in accuracy:

@@ -154,7 +154,32 @@ def test_answers_below_the_threshold_are_not_kept() -> None:
     detector = ConflictDetector([scope("s1", "docs")], keep_from=2)
     detector.find(patterns=["**/*.md"])
     assert detector._kept == {}
-    detector = ConflictDetector([scope("s1", "docs")], keep_from=1, keep_at_most=1)
+    # One live pattern, one overlap per pattern kept: room for one answer.
+    detector = ConflictDetector([scope("s1", "docs")], keep_from=1, keep_per_pattern=1)
     detector.find(patterns=["**/*.md"])
     detector.find(patterns=["**/*.py"])
     assert list(detector._kept) == ["**/*.py"]  # least recently used dropped
+
+
+def test_kept_answers_stay_within_their_budget() -> None:
+    # Four live patterns, three overlaps each: room for twelve overlaps in all.
+    # (A literal path claims what lies below it, so '**/*.md' overlaps all four.)
+    detector = ConflictDetector(
+        [scope("s1", "docs", "web/**"), scope("s2", "src/a.py", "src/b.md")],
+        keep_from=1,
+        keep_per_pattern=3,
+    )
+    detector.find(patterns=["**/*.md"])  # 4 overlaps
+    detector.find(patterns=["**/*.py"])  # 4
+    assert list(detector._kept) == ["**/*.md", "**/*.py"]
+    detector.find(patterns=["**/*.md"])  # used again: now the most recent
+    detector.find(patterns=["src/**"])  # 2: 4 + 4 + 2 = 10, within
+    assert list(detector._kept) == ["**/*.py", "**/*.md", "src/**"]
+    detector.find(patterns=["**"])  # 4 more: 14, the least recently used goes
+    assert list(detector._kept) == ["**/*.md", "src/**", "**"]
+    detector.remove("s2")  # two live patterns left (room for six), kept: 2 + 0 + 2
+    detector.find(patterns=["{**,x}"])  # 2 more: 6, within
+    assert list(detector._kept) == ["**/*.md", "src/**", "**", "{**,x}"]
+    detector.find(patterns=["*/**"])  # 2 more: 8, the least recently used goes
+    assert list(detector._kept) == ["src/**", "**", "{**,x}", "*/**"]
+    assert detector.find(patterns=["**/*.md"])[0].session_id == "s1"  # rebuilt, exact

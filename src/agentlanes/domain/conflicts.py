@@ -81,9 +81,11 @@ class _Group:
 
 
 # A pattern overlapping at least this many distinct live patterns has its
-# answer kept, for at most this many patterns per detector.
+# answer kept. Kept answers hold at most this many overlaps in all per distinct
+# live pattern (least recently used dropped first): their memory grows with
+# the index's, at most about four times it (docs/operations.md).
 KEEP_ANSWERS_FROM = 256
-KEEP_ANSWERS = 16
+KEEP_PER_PATTERN = 16
 _PLAIN = ("**", "*/**")  # literal files and directories, and 'dir/**'
 _DIRTY = object()
 
@@ -141,7 +143,7 @@ class ConflictDetector:
         scopes: Iterable[Scope] = (),
         *,
         keep_from: int = KEEP_ANSWERS_FROM,
-        keep_at_most: int = KEEP_ANSWERS,
+        keep_per_pattern: int = KEEP_PER_PATTERN,
     ) -> None:
         self._scopes: dict[str, Scope] = {}
         self._order: dict[str, int] = {}
@@ -165,7 +167,7 @@ class ConflictDetector:
         # my pattern -> {their pattern: (overlap,)}, least recently used first.
         self._kept: dict[str, dict[str, tuple[FileOverlap]]] = {}
         self._keep_from = keep_from
-        self._keep_at_most = keep_at_most
+        self._keep_per_pattern = keep_per_pattern
         for scope in scopes:
             self.add(scope)
 
@@ -369,11 +371,13 @@ class ConflictDetector:
         kept = self._kept.pop(pattern, None)
         if kept is None:
             these = self._overlaps_of(compile_pattern(pattern))
-            if len(these) < self._keep_from or self._keep_at_most <= 0:
+            budget = self._keep_per_pattern * len(self._ids)
+            if not self._keep_from <= len(these) <= budget:
                 return these
             kept = these
-            if len(self._kept) >= self._keep_at_most:
-                del self._kept[next(iter(self._kept))]
+            held = len(kept) + sum(map(len, self._kept.values()))
+            while held > budget:  # drop the least recently used
+                held -= len(self._kept.pop(next(iter(self._kept))))
         self._kept[pattern] = kept  # most recently used last
         return kept.copy()
 
