@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from agentlanes.domain.conflicts import ConflictDetector, Scope
+from agentlanes.domain.conflicts import KEEP_PER_PATTERN, ConflictDetector, Scope
 from agentlanes.domain.patterns import (
     PatternError,
     PatternLimits,
@@ -209,32 +209,41 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 class Samples(list):
     """Wall-clock seconds, with the process CPU seconds of each sample in ``cpu``
-    and the seconds of old-generation garbage collection inside each sample in ``gc``."""
+    and the seconds of garbage collection inside each sample in ``young``
+    (passes over the young generation only) and ``old`` (passes over an old one)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.cpu: list[float] = []
-        self.gc: list[float] = []
+        self.young: list[float] = []
+        self.old: list[float] = []
+
+    def take(self, other: Samples, n: int) -> None:
+        """Add sample ``n`` of ``other``."""
+        for mine, theirs in zip(
+            (self, self.cpu, self.young, self.old),
+            (other, other.cpu, other.young, other.old),
+            strict=True,
+        ):
+            mine.append(theirs[n])
 
 
-class OldCollections:
-    """Seconds spent in each pass of the garbage collector over an old
-    generation (1 or 2): the passes that walk long-lived objects."""
+class Collections:
+    """(generation, seconds) of each pass of the garbage collector."""
 
     def __init__(self) -> None:
-        self.seconds: list[float] = []
+        self.passes: list[tuple[int, float]] = []
         self._start = 0.0
 
     def __call__(self, phase: str, info: dict) -> None:
-        if info["generation"] >= 1:
-            if phase == "start":
-                self._start = time.perf_counter()
-            else:
-                self.seconds.append(time.perf_counter() - self._start)
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.passes.append((info["generation"], time.perf_counter() - self._start))
 
 
-OLD_GC = OldCollections()
-gc.callbacks.append(OLD_GC)
+GC = Collections()
+gc.callbacks.append(GC)
 
 
 def time_each(fn, queries: list, *, before=None) -> Samples:
@@ -243,13 +252,15 @@ def time_each(fn, queries: list, *, before=None) -> Samples:
     for mine in queries:
         if before is not None:
             before()
-        n_gc = len(OLD_GC.seconds)
+        n_gc = len(GC.passes)
         c0 = time.process_time()
         t0 = time.perf_counter()
         fn(mine)
         samples.append(time.perf_counter() - t0)
         samples.cpu.append(time.process_time() - c0)
-        samples.gc.append(sum(OLD_GC.seconds[n_gc:]))
+        inside = GC.passes[n_gc:]
+        samples.young.append(sum(seconds for gen, seconds in inside if gen == 0))
+        samples.old.append(sum(seconds for gen, seconds in inside if gen > 0))
     return samples
 
 
@@ -264,13 +275,21 @@ def forgetting(detector: ConflictDetector):
     return forget
 
 
-def figures(samples: Samples) -> tuple[float, float, float, float, str]:
-    """(p50, p99) wall-clock, then (p50, p99) CPU time, in ms; then the
-    old-generation garbage collections inside the samples: how many, the
-    longest in ms."""
-    inside = [seconds for seconds in samples.gc if seconds]
-    gcs = f"{len(inside)} ({max(inside) * 1000:.0f})" if inside else "0"
-    return (*percentiles(samples), *percentiles(samples.cpu), gcs)
+def figures(samples: Samples) -> tuple[float, float, float, float, str, str]:
+    """(p50, p99) wall-clock, then (p50, p99) CPU time, in ms; then, for the
+    young and then the old generation, the samples with garbage collection
+    inside: how many, and the longest such collection time in ms."""
+
+    def passes(seconds: list[float]) -> str:
+        inside = [s for s in seconds if s]
+        return f"{len(inside)} ({max(inside) * 1000:.0f})" if inside else "0"
+
+    return (
+        *percentiles(samples),
+        *percentiles(samples.cpu),
+        passes(samples.young),
+        passes(samples.old),
+    )
 
 
 def wildcard_first(pattern: str) -> bool:
@@ -372,9 +391,7 @@ def wild_row(queries: list[list[str]], samples: Samples) -> list[tuple]:
     wild = Samples()
     for n_query, q in enumerate(queries):
         if any(map(wildcard_first, q)):
-            wild.append(samples[n_query])
-            wild.cpu.append(samples.cpu[n_query])
-            wild.gc.append(samples.gc[n_query])
+            wild.take(samples, n_query)
     if not wild:
         return []
     return [(f"  of which the {len(wild)} holding a wildcard-first pattern", *figures(wild))]
@@ -515,9 +532,10 @@ def main() -> None:
     )
     print(f"garbage collector as in `agentlanes serve`: thresholds {gc.get_threshold()}")
     print()
-    print(f"{'':<72} {'wall-clock ms':>19} {'CPU ms':>19} {'old GC':>9}")
-    print(f"{'workload':<72} {'p50':>9} {'p99':>9} {'p50':>9} {'p99':>9} {'n (ms)':>9}")
-    print("-" * 122)
+    print(f"{'':<72} {'wall-clock ms':>19} {'CPU ms':>19} {'GC in samples':>19}")
+    print(f"{'workload':<72} {'p50':>9} {'p99':>9} {'p50':>9} {'p99':>9} {'young':>9} {'old':>9}")
+    print(f"{'':<72} {'':>9} {'':>9} {'':>9} {'':>9} {'n (ms)':>9} {'n (ms)':>9}")
+    print("-" * 132)
     accuracy, answers, kept = [], [], []
     for row in rows:
         if row[0] == "__accuracy__":
@@ -529,14 +547,17 @@ def main() -> None:
         if row[0] == "__kept__":
             kept.append(row[1:])
             continue
-        name, p50, p99, cpu50, cpu99, gcs = row
-        print(f"{name:<72} {p50:>9.2f} {p99:>9.2f} {cpu50:>9.2f} {cpu99:>9.2f} {gcs:>9}")
+        name, p50, p99, cpu50, cpu99, young, old = row
+        print(f"{name:<72} {p50:>9.2f} {p99:>9.2f} {cpu50:>9.2f} {cpu99:>9.2f} {young:>9} {old:>9}")
     print()
     print("answer size (the time of an exact answer grows with it):")
     for name, median, most in answers:
         print(f"  {name}: median {median:,}, most {most:,}")
     print()
-    print("kept answers at the end of the steady rows (budget: 16 overlaps per live pattern):")
+    print(
+        "kept answers at the end of the steady rows "
+        f"(budget: {KEEP_PER_PATTERN} overlaps per distinct live pattern):"
+    )
     for name, count, entries, live_patterns in kept:
         print(
             f"  {name}: {count} answers, {entries:,} overlaps, "
