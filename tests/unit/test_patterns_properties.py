@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 import bracex
 from hypothesis import HealthCheck, assume, given, settings
@@ -167,9 +168,11 @@ def test_kept_answers_follow_sessions_coming_and_going(
     first: list[list[str]], later: list[list[str]], mine: list[str]
 ) -> None:
     """A detector keeping every answer (keep_from=0), then changed, answers as a
-    fresh one does: the same pairs, each example claimed by both."""
-    old = [Scope(f"s{i}", f"old{i}", None, tuple(ps)) for i, ps in enumerate(first)]
-    new = [Scope(f"t{i}", f"new{i}", None, tuple(ps)) for i, ps in enumerate(later)]
+    fresh one does: the same conflicts in the same order, with the same pairs in
+    the same order, each example claimed by both."""
+    area = ["x", None, None]  # every third session shares my area
+    old = [Scope(f"s{i}", f"old{i}", area[i % 3], tuple(ps)) for i, ps in enumerate(first)]
+    new = [Scope(f"t{i}", f"new{i}", area[i % 3], tuple(ps)) for i, ps in enumerate(later)]
     detector = ConflictDetector(old, keep_from=0)
     detector.find(patterns=mine)
     for i, joining in enumerate(new):
@@ -179,16 +182,18 @@ def test_kept_answers_follow_sessions_coming_and_going(
     live = old[len(new) :] + new
     fresh = ConflictDetector(live)
 
-    def pairs(d: ConflictDetector) -> set[tuple[str, str, str]]:
-        found = set()
-        for c in d.find(patterns=mine):
+    def answer(d: ConflictDetector, **query: Any) -> list[tuple[str, bool, list[tuple[str, str]]]]:
+        found = []
+        for c in d.find(patterns=mine, **query):
             for o in c.overlapping_files:
                 assert oracle_claims(o.pattern, o.example), o
                 assert oracle_claims(o.their_pattern, o.example), o
-                found.add((c.session_id, o.pattern, o.their_pattern))
+            pairs = [(o.pattern, o.their_pattern) for o in c.overlapping_files]
+            found.append((c.session_id, c.overlapping_area, pairs))
         return found
 
-    assert pairs(detector) == pairs(fresh)
+    for query in ({}, {"declared_area": "x", "exclude_session_id": live[-1].session_id}):
+        assert answer(detector, **query) == answer(fresh, **query)
 
 
 # --------------------------------------------------------------------------
