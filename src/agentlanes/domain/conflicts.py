@@ -82,8 +82,9 @@ class _Group:
 
 # A pattern overlapping at least this many distinct live patterns has its
 # answer kept. Kept answers hold at most this many overlaps in all per distinct
-# live pattern (least recently used dropped first): their memory grows with
-# the index's, at most about four times it (docs/operations.md).
+# live pattern, checked whenever an answer is kept (least recently used
+# dropped first): their memory follows the index's, at most about four times
+# it (docs/operations.md).
 KEEP_ANSWERS_FROM = 256
 KEEP_PER_PATTERN = 16
 _PLAIN = ("**", "*/**")  # literal files and directories, and 'dir/**'
