@@ -306,9 +306,8 @@ def checkin_rows(
     build_ms = (time.perf_counter() - t0) * 1000
     draw = WORKLOADS[workload]
     queries = [draw(rng, dirs, files) for _ in range(CHECKINS)]
-    # Warm: the caches hold what earlier check-ins left, as in a running server,
-    # and sessions come and go: each check-in is answered, joins the index,
-    # and the oldest session leaves (all three timed: keeping broad patterns'
+    # Sessions come and go: each check-in is answered, joins the index, and
+    # the oldest session leaves (all three timed: keeping broad patterns'
     # answers up to date is part of joining and leaving).
     live = {s.session_id: s for s in scopes}
     joined = itertools.count()
@@ -323,10 +322,10 @@ def checkin_rows(
         detector.remove(oldest)
         del live[oldest]
 
-    # A running server's index has answered before and has long been in the
-    # collector's oldest generation: one full collection (untimed) puts it
-    # there, and the first check-ins after building fill its lazy caches.
-    # Neither is timed (the "verdicts cleared" row below shows the cold cost).
+    # Just started: the index is built in one go, as after a restart. One
+    # full collection (untimed) puts it in the collector's oldest generation,
+    # where a running server's index is, and the first check-ins fill its
+    # lazy caches (untimed too; the "verdicts cleared" row shows the cold cost).
     gc.collect()
     for _ in range(WARMUP):
         checkin(draw(rng, dirs, files))
