@@ -291,16 +291,15 @@ class ConflictDetector:
         memo: dict[tuple[int, bool], dict[str, str | None]] = {}
         plain_memo: dict[int, dict[str, str] | None] = {}
         # A pattern starting with '**' ('**/*.py'): its globstar stays live
-        # everywhere, so when it settles plain rests (see _plain_words) every
+        # everywhere, so when it settles plain rests (see _plain_tails) every
         # plain pattern below the root overlaps. List those from the flat
         # table at once; the walk then only visits subtrees holding others.
         flat = None
         if cp.starts & cp.globstars:
-            flat = self._plain_words(cp, cp.starts, plain_memo)
+            flat = self._plain_tails(cp, cp.starts, plain_memo)
         if flat is not None:
-            tail = {key: "/" + words if words else "" for key, words in flat.items()}
             found = {
-                t: (_new(FileOverlap, (source, t, path + tail[key])),)
+                t: (_new(FileOverlap, (source, t, path + flat[key])),)
                 for t, (path, key) in self._plain_entries.items()
             }
             later = dict(self._plain_later)
@@ -339,7 +338,7 @@ class ConflictDetector:
                     if after:
                         stack.append((child, after))
             elif names is None:
-                plain = self._plain_words(cp, mask, plain_memo)
+                plain = self._plain_tails(cp, mask, plain_memo)
                 for word, child in node.children.items():
                     if plain is not None:
                         below = child.plain_below()
@@ -387,10 +386,11 @@ class ConflictDetector:
         self._kept.clear()
 
     @staticmethod
-    def _plain_words(
+    def _plain_tails(
         cp: CompiledPattern, mask: int, memo: dict[int, dict[str, str] | None]
     ) -> dict[str, str] | None:
-        """Example suffixes for plain rests below a node, when the mask settles them.
+        """{rest key: what an example adds to the node's path ('' or '/words')} for
+        plain rests below a node, when the mask settles them.
 
         A GLOBSTAR position in ``mask`` stays in the mask whatever is read
         below, so any pattern below whose rest is ``**`` or ``*/**`` overlaps
@@ -403,15 +403,15 @@ class ConflictDetector:
         if sticky in memo:
             return memo[sticky]
         start = cp.closure(sticky)
-        suffixes: dict[str, str] | None = {}
+        tails: dict[str, str] | None = {}
         for key, rest in _PLAIN_RESTS.items():
             words = cp.rest_words(start, True, rest)
             if words is None:
-                suffixes = None
+                tails = None
                 break
-            suffixes[key] = "/".join(words)  # type: ignore[index]
-        memo[sticky] = suffixes
-        return suffixes
+            tails[key] = "/" + "/".join(words) if words else ""  # type: ignore[index]
+        memo[sticky] = tails
+        return tails
 
     def _claims_of(self, paths: list[str]) -> dict[str, dict[str, None]]:
         """Every live pattern claiming one of ``paths``: {pattern: {path: None}}."""
@@ -562,10 +562,9 @@ def _record_plain(
     found: dict[str, tuple[FileOverlap]],
     later: dict[str, int],
     below: list[tuple[str, int, str, str]],
-    suffixes: dict[str, str],
+    tails: dict[str, str],
 ) -> None:
     """Record every plain pattern of ``below`` as overlapping ``source``."""
-    tails = {key: "/" + words if words else "" for key, words in suffixes.items()}
     _record(source, found, later, [(t, i, path + tails[key]) for t, i, path, key in below])
 
 
