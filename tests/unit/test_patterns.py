@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.domain.patterns import (
     PatternError,
     PatternLimits,
     claims,
+    clear_caches,
     normalise_path,
     normalise_pattern,
     overlap_example,
@@ -100,6 +102,23 @@ def test_hard_case_overlap_is_exact_symmetric_and_proved(a: str, b: str, expecte
         assert normalise_path(example) == example
         assert claims(a, example), (a, example)
         assert claims(b, example), (b, example)
+
+
+@pytest.mark.parametrize("first", ["bar", "brace"])
+def test_a_bar_is_a_literal_character_not_a_brace_separator(first: str) -> None:
+    """'x/a*|b*' (one segment with a '|') and 'x/{a*,b*}' (two alternatives)
+    are told apart whichever is compiled first: they once shared one
+    compiled rest, and 'x/bq' missed its conflict with the brace."""
+    clear_caches()
+    bar, brace = normalise_pattern("x/a*|b*"), normalise_pattern("x/{a*,b*}")
+    order = [bar, brace] if first == "bar" else [brace, bar]
+    detector = ConflictDetector(Scope(p, p, None, (p,)) for p in order)
+    found = detector.find(patterns=["x/bq"])
+    assert [c.session_id for c in found] == [brace]
+    assert overlap_example(bar, "x/bq") is None
+    assert overlap_example(brace, "x/bq") == "x/bq"
+    assert overlap_example(bar, "x/a|b") == "x/a|b"
+    assert claims(bar, "x/a|b")
 
 
 @pytest.mark.parametrize(

@@ -531,7 +531,8 @@ _RESTS: dict[str, Rest] = {}
 
 def shared_rest(alternatives: tuple[Alternative, ...]) -> Rest:
     """The shared Rest for these elements (one object per key, bounded)."""
-    key = "|".join(_key(alt) for alt in alternatives)
+    # NUL separates alternatives: no pattern holds one ('|' is a literal character).
+    key = "\x00".join(_key(alt) for alt in alternatives)
     rest = _RESTS.get(key)
     if rest is None:
         if len(_RESTS) >= 16384:
