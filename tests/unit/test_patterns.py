@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentlanes.domain import patterns as patterns_module
 from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.domain.patterns import (
     PatternError,
@@ -119,6 +120,32 @@ def test_a_bar_is_a_literal_character_not_a_brace_separator(first: str) -> None:
     assert overlap_example(brace, "x/bq") == "x/bq"
     assert overlap_example(bar, "x/a|b") == "x/a|b"
     assert claims(bar, "x/a|b")
+
+
+def test_patterns_alike_after_their_literal_lead_share_one_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Verdicts are keyed by what is left of the new pattern, not by which
+    pattern it is: against a live '**/test_*.py', 'src/api/*.py' and
+    'web/*.py' both come down to '*.py' after their directories, so the
+    second check-in runs no search of its own."""
+    clear_caches()
+    searches: list[object] = []
+    search = patterns_module._search
+
+    def counted(*args: object) -> object:
+        searches.append(args)
+        return search(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(patterns_module, "_search", counted)
+    detector = ConflictDetector([Scope("s1", "A", None, ("**/test_*.py",))])
+    first = detector.find(patterns=["src/api/*.py"])
+    assert len(searches) == 1
+    second = detector.find(patterns=["web/*.py"])
+    assert len(searches) == 1
+    assert first[0].overlapping_files[0].example == "src/api/test_.py"
+    assert second[0].overlapping_files[0].example == "web/test_.py"
+    assert detector.find(patterns=["web/*.ts"]) == []
 
 
 @pytest.mark.parametrize(

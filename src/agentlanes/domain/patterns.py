@@ -264,6 +264,20 @@ class Automaton:
         self.starts = self.closure(_mask(starts))  # before any segment is read
         self._runs: dict[int, tuple[str, ...] | None] = {}
         self._completions: dict[int, tuple[str, ...] | None] = {}
+        self._shapes: dict[int, str] = {}
+
+    def shape(self, low: int) -> str:
+        """Names the positions from ``low`` on (kinds and segments): two automata
+        with equal shapes from their lowest live positions read the same
+        words from there. Memoised."""
+        found = self._shapes.get(low)
+        if found is None:
+            # Segments hold neither '/' nor NUL, and '**' is always a GLOBSTAR.
+            found = self._shapes[low] = "/".join(
+                "**" if kind == _GLOB else "\x00" if kind == _END else seg.source  # type: ignore[union-attr]
+                for kind, seg in zip(self.kinds[low:], self.segs[low:], strict=True)
+            )
+        return found
 
     def compatible(self, seg: Segment) -> int:
         """Segment positions whose segment shares a valid word with ``seg``."""
@@ -493,7 +507,12 @@ class CompiledPattern(Automaton):
         None when there are none; when ``nonempty`` is False (nothing read
         yet) the answer is never the empty sequence.
         """
-        key = (self.source, mask, nonempty, rest.key)
+        if not mask:
+            return None
+        # Keyed by what is left of this pattern, not by which pattern it is:
+        # 'src/*.py' and 'web/*.py' share their verdicts below their directories.
+        low = (mask & -mask).bit_length() - 1
+        key = (self.shape(low), mask >> low, nonempty, rest.key)
         found = _REST_MEMO.get(key, _MISSING)
         if found is _MISSING:
             if len(_REST_MEMO) >= _REST_MEMO_CAP:
@@ -502,9 +521,44 @@ class CompiledPattern(Automaton):
             if words is not None and (words or nonempty):
                 found = _after_literal(words, rest.automaton)
             else:
-                found = _search(self, mask, rest.automaton, nonempty)
+                found = self._after_lead(mask, nonempty, rest)
             _REST_MEMO[key] = found
         return found  # type: ignore[return-value]
+
+    def literal_lead(self, mask: int) -> tuple[tuple[str, ...], int]:
+        """The words ``mask`` must read first (while it is one literal position),
+        and the positions after them."""
+        kinds, literals, valid = self.kinds, self.literals, self.witnessed
+        words: list[str] = []
+        while mask == mask & -mask:
+            p = mask.bit_length() - 1
+            if kinds[p] != _SEG or literals[p] is None or not valid >> p & 1:
+                break
+            words.append(literals[p])  # type: ignore[arg-type]
+            mask = self.closure(mask << 1)
+        return tuple(words), mask
+
+    def _after_lead(self, mask: int, nonempty: bool, rest: Rest) -> tuple[str, ...] | None:
+        """:meth:`rest_words` by search: the words this pattern must read first
+        (a literal lead, as ``src/api`` in ``src/api/**/*.py``) step ``rest`` on
+        directly, and only what follows is searched, memoised by its shape and
+        where ``rest`` stands, so patterns alike after their literal segments
+        share it."""
+        lead, after = self.literal_lead(mask)
+        y = rest.automaton
+        if not lead:
+            return _search(self, mask, y, nonempty)
+        ymask = y.starts
+        for word in lead:
+            ymask = y.advance(ymask, word)
+            if not ymask:
+                return None
+        low = (after & -after).bit_length() - 1
+        key = (self.shape(low), after >> low, rest.key, ymask)
+        found = _REST_MEMO.get(key, _MISSING)
+        if found is _MISSING:
+            found = _REST_MEMO[key] = _search(self, after, y, True, ymask)
+        return None if found is None else lead + found  # type: ignore[operator]
 
 
 def _after_literal(words: tuple[str, ...], y: Automaton) -> tuple[str, ...] | None:
@@ -681,21 +735,28 @@ def _overlap(a: str, b: str) -> str | None:
     return None
 
 
-_REST_MEMO: dict[tuple[str, int, bool, str], tuple[str, ...] | None] = {}
+# (shape, mask, nonempty, rest key) and (shape, mask, rest key, rest's mask) -> words
+_REST_MEMO: dict[tuple[object, ...], tuple[str, ...] | None] = {}
 _REST_MEMO_CAP = 1 << 18
 
 
-def _search(x: Automaton, xmask: int, y: Automaton, nonempty: bool) -> tuple[str, ...] | None:
-    """Shortest words accepted by ``x`` from ``xmask`` and by ``y`` from its start.
+def _search(
+    x: Automaton, xmask: int, y: Automaton, nonempty: bool, ymask: int | None = None
+) -> tuple[str, ...] | None:
+    """Shortest words accepted by ``x`` from ``xmask`` and by ``y`` from ``ymask``
+    (default: its start).
 
     Breadth-first over pairs (position of x, position of y), one level per
     word read, with all positions of the larger automaton at once as a bit
     mask: a level costs one step per active position of the smaller one.
     Without ``nonempty`` (nothing read yet) the words must not be empty.
     """
-    ymask = y.starts
-    swapped = len(x.kinds) > len(y.kinds)
-    if swapped:  # iterate over the smaller automaton's positions
+    if ymask is None:
+        ymask = y.starts
+    # Iterate over the smaller automaton's positions, counting x's from the
+    # lowest live one: the words found then depend only on x's shape from there.
+    swapped = len(x.kinds) - ((xmask & -xmask).bit_length() - 1) > len(y.kinds)
+    if swapped:
         x, y = y, x
         xmask, ymask = ymask, xmask
     cur: dict[int, int] = {}
