@@ -11,6 +11,7 @@ from agentlanes.domain.patterns import (
     PatternLimits,
     claims,
     clear_caches,
+    compile_pattern,
     normalise_path,
     normalise_pattern,
     overlap_example,
@@ -146,6 +147,25 @@ def test_patterns_alike_after_their_literal_lead_share_one_search(
     assert first[0].overlapping_files[0].example == "src/api/test_.py"
     assert second[0].overlapping_files[0].example == "web/test_.py"
     assert detector.find(patterns=["web/*.ts"]) == []
+
+
+def test_a_long_pattern_keeps_short_shape_names() -> None:
+    """Read at every depth of a deep index, a long pattern names what is left
+    of it by (pattern, depth) past 128 characters, not by a long string per depth."""
+    clear_caches()
+    deep = "/".join(["seg"] * 60)
+    live = [f"{deep[: 4 * k + 3]}/**/x*.py" for k in range(60)]
+    detector = ConflictDetector(Scope(f"s{k}", "A", None, (p,)) for k, p in enumerate(live))
+    mine = normalise_pattern(deep + "/*.py")
+    found = detector.find(patterns=[mine])
+    assert len(found) == 60
+    assert all(
+        claims(c.overlapping_files[0].their_pattern, c.overlapping_files[0].example) for c in found
+    )
+    assert all(claims(mine, c.overlapping_files[0].example) for c in found)
+    shapes = compile_pattern(mine)._shapes.values()
+    assert any(isinstance(name, tuple) for name in shapes)
+    assert all(len(name) <= 128 for name in shapes if isinstance(name, str))
 
 
 @pytest.mark.parametrize(

@@ -264,20 +264,6 @@ class Automaton:
         self.starts = self.closure(_mask(starts))  # before any segment is read
         self._runs: dict[int, tuple[str, ...] | None] = {}
         self._completions: dict[int, tuple[str, ...] | None] = {}
-        self._shapes: dict[int, str] = {}
-
-    def shape(self, low: int) -> str:
-        """Names the positions from ``low`` on (kinds and segments): two automata
-        with equal shapes from their lowest live positions read the same
-        words from there. Memoised."""
-        found = self._shapes.get(low)
-        if found is None:
-            # Segments hold neither '/' nor NUL, and '**' is always a GLOBSTAR.
-            found = self._shapes[low] = "/".join(
-                "**" if kind == _GLOB else "\x00" if kind == _END else seg.source  # type: ignore[union-attr]
-                for kind, seg in zip(self.kinds[low:], self.segs[low:], strict=True)
-            )
-        return found
 
     def compatible(self, seg: Segment) -> int:
         """Segment positions whose segment shares a valid word with ``seg``."""
@@ -452,6 +438,7 @@ class CompiledPattern(Automaton):
     def __init__(self, source: str, alternatives: tuple[Alternative, ...]) -> None:
         super().__init__(alternatives)
         self.source = source
+        self._shapes: dict[int, str | tuple[str, int]] = {}
         self.alternatives = alternatives
         # Leading literal segments common to all alternatives.
         self.literal_prefix = _common_literal_prefix(alternatives)
@@ -467,6 +454,32 @@ class CompiledPattern(Automaton):
             )
             for prefix, items in grouped.items()
         )
+
+    def shape(self, low: int) -> str | tuple[str, int]:
+        """Names the positions from ``low`` on (kinds and segments): two automata
+        with equal shapes from their lowest live positions read the same
+        words from there. Memoised.
+
+        Past :data:`_SHAPE_CHARS` characters the name is (source, low) instead,
+        which no other pattern shares: a long pattern read at many depths
+        would otherwise keep a long name per depth.
+        """
+        found = self._shapes.get(low)
+        if found is None:
+            # Segments hold neither '/' nor NUL, and '**' is always a GLOBSTAR.
+            parts = []
+            size = 0
+            for kind, seg in zip(self.kinds[low:], self.segs[low:], strict=True):
+                part = "**" if kind == _GLOB else "\x00" if kind == _END else seg.source  # type: ignore[union-attr]
+                size += len(part) + 1
+                if size > _SHAPE_CHARS:
+                    found = (self.source, low)
+                    break
+                parts.append(part)
+            else:
+                found = "/".join(parts)
+            self._shapes[low] = found
+        return found
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -580,6 +593,7 @@ def _after_literal(words: tuple[str, ...], y: Automaton) -> tuple[str, ...] | No
 
 _MISSING = object()
 _SHARED_PREFIX = 16
+_SHAPE_CHARS = 128
 _RESTS: dict[str, Rest] = {}
 
 
