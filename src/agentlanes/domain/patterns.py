@@ -456,7 +456,7 @@ class CompiledPattern(Automaton):
         )
 
     def shape(self, low: int) -> str | tuple[str, int]:
-        """Names the positions from ``low`` on (kinds and segments): two automata
+        """Names the positions from ``low`` on (kinds and segments): two patterns
         with equal shapes from their lowest live positions read the same
         words from there. Memoised.
 
@@ -467,7 +467,7 @@ class CompiledPattern(Automaton):
         found = self._shapes.get(low)
         if found is None:
             # Segments hold neither '/' nor NUL, and '**' is always a GLOBSTAR.
-            parts = []
+            parts: list[str] = []
             size = 0
             for kind, seg in zip(self.kinds[low:], self.segs[low:], strict=True):
                 part = "**" if kind == _GLOB else "\x00" if kind == _END else seg.source  # type: ignore[union-attr]
