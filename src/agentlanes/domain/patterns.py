@@ -717,11 +717,20 @@ def overlap_example(a: str, b: str) -> str | None:
     Exact: None means no valid relative path is claimed by both. The verdict
     and the example do not depend on argument order. Memoised.
     """
-    return _overlap(a, b) if a <= b else _overlap(b, a)
+    return _overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
 
 
 @lru_cache(maxsize=262144)
-def _overlap(a: str, b: str) -> str | None:
+def _overlap(pair: str) -> str | None:
+    """:func:`overlap_example` of the two patterns in ``pair`` ('a NUL b', a <= b).
+
+    One string, not two arguments: the cache then keys on the string itself,
+    not on a tuple made per call. A tuple stored in the cache would be one
+    more object for the garbage collector's young passes to walk, and a
+    server replaces its cached verdicts all the time once the cache is full
+    (docs/operations.md).
+    """
+    a, _, b = pair.partition("\x00")
     pa, pb = compile_pattern(a), compile_pattern(b)
     n = min(len(pa.literal_prefix), len(pb.literal_prefix))
     if pa.literal_prefix[:n] != pb.literal_prefix[:n]:
