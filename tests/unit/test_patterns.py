@@ -149,6 +149,20 @@ def test_patterns_alike_after_their_literal_lead_share_one_search(
     assert detector.find(patterns=["web/*.ts"]) == []
 
 
+def test_rest_verdicts_stay_within_their_bound() -> None:
+    """The memo of rest verdicts empties itself when full, as the caches of
+    compiled patterns and pair verdicts drop their oldest entries."""
+    memo = patterns_module._Memo(3)
+    table = memo.table("*.py")
+    for key in range(3):
+        memo.store(table, key, ("x.py",))
+    assert memo.size == 3
+    assert memo.table("*.py") == {0: ("x.py",), 1: ("x.py",), 2: ("x.py",)}
+    memo.store(memo.table("**"), 7, None)
+    assert memo.size == 0
+    assert memo.by_shape == {}
+
+
 def test_a_long_pattern_keeps_short_shape_names() -> None:
     """Read at every depth of a deep index, a long pattern names what is left
     of it by (pattern, depth) past 128 characters, not by a long string per depth."""

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import islice
+from itertools import count, islice
 
 import bracex
 from wcmatch import glob
@@ -388,6 +388,7 @@ class Rest:
 
     key: str
     alternatives: tuple[Alternative, ...]
+    serial: int  # unique per Rest made, never reused (names it in memo keys)
 
     @cached_property
     def automaton(self) -> Automaton:
@@ -525,17 +526,16 @@ class CompiledPattern(Automaton):
         # Keyed by what is left of this pattern, not by which pattern it is:
         # 'src/*.py' and 'web/*.py' share their verdicts below their directories.
         low = (mask & -mask).bit_length() - 1
-        key = (self.shape(low), mask >> low, nonempty, rest.key)
-        found = _REST_MEMO.get(key, _MISSING)
+        table = _REST_MEMO.table(self.shape(low))
+        key = ((mask >> low) << 1 | nonempty) << _SERIAL_BITS | rest.serial
+        found = table.get(key, _MISSING)
         if found is _MISSING:
-            if len(_REST_MEMO) >= _REST_MEMO_CAP:
-                _REST_MEMO.clear()
             words = self.literal_run(mask)
             if words is not None and (words or nonempty):
                 found = _after_literal(words, rest.automaton)
             else:
                 found = self._after_lead(mask, nonempty, rest)
-            _REST_MEMO[key] = found
+            _REST_MEMO.store(table, key, found)  # type: ignore[arg-type]
         return found  # type: ignore[return-value]
 
     def literal_lead(self, mask: int) -> tuple[tuple[str, ...], int]:
@@ -567,10 +567,13 @@ class CompiledPattern(Automaton):
             if not ymask:
                 return None
         low = (after & -after).bit_length() - 1
-        key = (self.shape(low), after >> low, rest.key, ymask)
-        found = _REST_MEMO.get(key, _MISSING)
+        table = _LEAD_MEMO.table(self.shape(low))
+        # ymask < 2 ** len(y.kinds), and y is the rest's own automaton.
+        key = ((after >> low) << len(y.kinds) | ymask) << _SERIAL_BITS | rest.serial
+        found = table.get(key, _MISSING)
         if found is _MISSING:
-            found = _REST_MEMO[key] = _search(self, after, y, True, ymask)
+            found = _search(self, after, y, True, ymask)
+            _LEAD_MEMO.store(table, key, found)  # type: ignore[arg-type]
         return None if found is None else lead + found  # type: ignore[operator]
 
 
@@ -595,6 +598,7 @@ _MISSING = object()
 _SHARED_PREFIX = 16
 _SHAPE_CHARS = 128
 _RESTS: dict[str, Rest] = {}
+_SERIALS = count()
 
 
 def shared_rest(alternatives: tuple[Alternative, ...]) -> Rest:
@@ -605,7 +609,7 @@ def shared_rest(alternatives: tuple[Alternative, ...]) -> Rest:
     if rest is None:
         if len(_RESTS) >= 16384:
             _RESTS.clear()
-        rest = _RESTS[key] = Rest(key, alternatives)
+        rest = _RESTS[key] = Rest(key, alternatives, next(_SERIALS))
     return rest
 
 
@@ -758,9 +762,47 @@ def _overlap(pair: str) -> str | None:
     return None
 
 
-# (shape, mask, nonempty, rest key) and (shape, mask, rest key, rest's mask) -> words
-_REST_MEMO: dict[tuple[object, ...], tuple[str, ...] | None] = {}
-_REST_MEMO_CAP = 1 << 18
+class _Memo:
+    """Verdicts on rests: the shape of what is left of a pattern -> an int
+    naming the positions and the rest -> words. Bounded: emptied when it holds
+    ``cap`` verdicts.
+
+    Keyed by a string, then an int, never by a tuple made per verdict: once
+    full, a server replaces memoised verdicts all the time, and each stored
+    tuple would be one more object for the garbage collector's young passes
+    to walk (docs/operations.md).
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.size = 0
+        self.by_shape: dict[str | tuple[str, int], dict[int, tuple[str, ...] | None]] = {}
+
+    def table(self, shape: str | tuple[str, int]) -> dict[int, tuple[str, ...] | None]:
+        table = self.by_shape.get(shape)
+        if table is None:
+            table = self.by_shape[shape] = {}
+        return table
+
+    def store(
+        self, table: dict[int, tuple[str, ...] | None], key: int, words: tuple[str, ...] | None
+    ) -> None:
+        if self.size >= self.cap:
+            self.clear()  # the caller's table goes with the rest
+            return
+        table[key] = words
+        self.size += 1
+
+    def clear(self) -> None:
+        self.by_shape.clear()
+        self.size = 0
+
+
+# What a pattern accepts from some positions that a rest accepts from its
+# start; and, after a literal lead, from where the lead left the rest.
+_REST_MEMO = _Memo(1 << 18)
+_LEAD_MEMO = _Memo(1 << 16)
+_SERIAL_BITS = 48  # rest serials stay below 2 ** 48
 
 
 def _search(
@@ -904,6 +946,7 @@ def clear_verdict_caches() -> None:
     a pattern when it normalises it)."""
     _overlap.cache_clear()
     _REST_MEMO.clear()
+    _LEAD_MEMO.clear()
     sg.intersect.cache_clear()
     sg.witness.cache_clear()
 
