@@ -33,6 +33,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -296,19 +297,13 @@ def wildcard_first(pattern: str) -> bool:
     return any(not e.prefix for e in compile_pattern(pattern).entries)
 
 
-def checkin_rows(
-    rng: random.Random, dirs: list[str], files: list[str], n: int, workload: str = "broad"
-) -> list[tuple]:
-    clear_caches()
-    scopes = make_scopes(rng, n, dirs, files, workload)
-    t0 = time.perf_counter()
-    detector = ConflictDetector(scopes)
-    build_ms = (time.perf_counter() - t0) * 1000
-    draw = WORKLOADS[workload]
-    queries = [draw(rng, dirs, files) for _ in range(CHECKINS)]
-    # Sessions come and go: each check-in is answered, joins the index, and
-    # the oldest session leaves (all three timed: keeping broad patterns'
-    # answers up to date is part of joining and leaving).
+def churn(
+    detector: ConflictDetector, scopes: list[Scope]
+) -> tuple[Callable[[list[str]], None], dict[str, Scope]]:
+    """(check in, the live scopes by session id). Sessions come and go: each
+    check-in is answered, joins the index, and the oldest session leaves (all
+    three belong in a timing: keeping broad patterns' answers up to date is
+    part of joining and leaving)."""
     live = {s.session_id: s for s in scopes}
     joined = itertools.count()
 
@@ -321,6 +316,21 @@ def checkin_rows(
         oldest = next(iter(live))
         detector.remove(oldest)
         del live[oldest]
+
+    return checkin, live
+
+
+def checkin_rows(
+    rng: random.Random, dirs: list[str], files: list[str], n: int, workload: str = "broad"
+) -> list[tuple]:
+    clear_caches()
+    scopes = make_scopes(rng, n, dirs, files, workload)
+    t0 = time.perf_counter()
+    detector = ConflictDetector(scopes)
+    build_ms = (time.perf_counter() - t0) * 1000
+    draw = WORKLOADS[workload]
+    queries = [draw(rng, dirs, files) for _ in range(CHECKINS)]
+    checkin, live = churn(detector, scopes)
 
     # Just started: the index is built in one go, as after a restart. One
     # full collection (untimed) puts it in the collector's oldest generation,

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import json
 import random
 import subprocess
@@ -30,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conflicts import WORKLOADS, make_repo, make_scopes
+from conflicts import GC, WORKLOADS, churn, make_repo, make_scopes
 
-from agentlanes.domain.conflicts import ConflictDetector, Scope
+from agentlanes.domain.conflicts import ConflictDetector
 from agentlanes.gc_tuning import THRESHOLDS
 
 SETUPS = {
@@ -51,37 +50,19 @@ def run(sessions: int, checkins: int, thresholds: tuple[int, int, int], freeze: 
     draw = WORKLOADS["broad"]
     scopes = make_scopes(rng, sessions, dirs, files, "broad")
     # The index is built on a project's first request, then lives long.
-    detector = ConflictDetector(scopes)
-    live = {s.session_id: s for s in scopes}
-    joined = itertools.count()
+    checkin, _ = churn(ConflictDetector(scopes), scopes)
     queries = [draw(rng, dirs, files) for _ in range(checkins)]
     gc.collect()
     gc.set_threshold(*thresholds)
-    passes: list[tuple[int, float]] = []
-    started = [0.0]
-
-    def on_gc(phase: str, info: dict) -> None:
-        if phase == "start":
-            started[0] = time.perf_counter()
-        else:
-            passes.append((info["generation"], time.perf_counter() - started[0]))
-
-    gc.callbacks.append(on_gc)
+    first_pass = len(GC.passes)  # bench/conflicts.py records every pass
     samples = []
     t_start = time.perf_counter()
     for mine in queries:
         t0 = time.perf_counter()
-        detector.find(patterns=mine)
-        k = next(joined)
-        scope = Scope(f"q{k}", f"newcomer-{k}", None, tuple(mine))
-        detector.add(scope)
-        live[scope.session_id] = scope
-        oldest = next(iter(live))
-        detector.remove(oldest)
-        del live[oldest]
+        checkin(mine)
         samples.append(time.perf_counter() - t0)
     wall = time.perf_counter() - t_start
-    gc.callbacks.remove(on_gc)
+    passes = GC.passes[first_pass:]
     samples.sort()
 
     def pct(q: float) -> float:
