@@ -30,6 +30,7 @@ from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import Settings, get_settings
+from agentlanes.store import migrate
 from agentlanes.store.database import Database
 
 log = logging.getLogger("agentlanes")
@@ -45,7 +46,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         db = Database(settings.database_url)
-        await db.create_all()
+        await migrate.upgrade(db)  # serialised across processes (store/migrate.py)
         hub = create_hub(settings)
         await hub.start()
         ctx = ServiceContext(settings=settings, db=db, hub=hub)

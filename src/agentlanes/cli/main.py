@@ -21,6 +21,7 @@ from agentlanes.cli.errors import CommandError
 COMMAND_MODULES = (
     "agentlanes.cli.serve",
     "agentlanes.cli.project",
+    "agentlanes.cli.db",
     "agentlanes.cli.session",
     "agentlanes.cli.watch",
     "agentlanes.cli.hook",

@@ -13,6 +13,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _migrate(database_url: str) -> None:
+    """Apply pending migrations before listening (one process migrates, others wait)."""
+    from agentlanes.cli.db import database_label
+    from agentlanes.cli.errors import EXIT_USAGE, CommandError
+    from agentlanes.store.migrate import MigrationError, upgrade_url
+
+    log = logging.getLogger("agentlanes")
+    try:
+        result = upgrade_url(database_url)
+    except MigrationError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    where = database_label(database_url)
+    if result.changed:
+        log.info("schema of %s upgraded: %s -> %s", where, result.before, result.after)
+    else:
+        log.info("schema of %s at %s", where, result.after)
+
+
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -26,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # APScheduler reports every run of the one-second expiry job at INFO.
     logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    _migrate(settings.database_url)
     if args.host:
         settings.host = args.host
     if args.port:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,12 @@ class Project(SQLModel, table=True):
     # Keys an agent's registry config may hold (others are dropped).
     agent_config_keys: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     created_at: datetime
+    epoch: str = Field(default_factory=lambda: secrets.token_hex(8), max_length=32)
+    # Key rotation: the key replaced last keeps working until previous_key_expires_at.
+    previous_api_key_hash: str | None = Field(default=None, max_length=64, index=True)
+    previous_key_expires_at: datetime | None = None
+    # Set by revoke-key: no key opens the project until the next rotate-key.
+    key_revoked_at: datetime | None = None
 
 
 class AgentSession(SQLModel, table=True):

@@ -1,0 +1,1 @@
+"""Alembic migrations of the agentlanes schema (run by ``agentlanes.store.migrate``)."""
