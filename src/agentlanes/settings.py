@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     conflict_mode: Literal["warn", "block"]
     heartbeat_interval_seconds: int = Field(ge=1)
     heartbeat_ttl_seconds: int = Field(ge=1)
+    key_rotation_grace_seconds: int = Field(ge=0, le=30 * 86_400)
 
     expiry_check_seconds: float = Field(gt=0)
     attach_refresh_seconds: float = Field(gt=0)

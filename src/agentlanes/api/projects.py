@@ -1,15 +1,19 @@
-"""Admin API: projects (``Authorization: Bearer <admin_token>``)."""
+"""Admin API: projects (``Authorization: Bearer <admin_token>``).
+
+List, create, show, update, rotate or revoke the key, delete (with all its data).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, get, post
+from litestar import Controller, delete, get, patch, post
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
 from litestar.handlers.base import BaseRouteHandler
-from litestar.params import JSONBody
+from litestar.params import FromPath, JSONBody
 
+from agentlanes.api.project_schemas import KeyRotation, ProjectUpdate
 from agentlanes.api.schemas import ProjectCreate
 from agentlanes.errors import Unauthorized
 from agentlanes.secrets import hash_secret, same_secret
@@ -44,3 +48,38 @@ class ProjectController(Controller):
     @get("/", summary="List projects")
     async def list_(self, ctx: Ctx) -> dict[str, Any]:
         return {"projects": await projects.list_projects(ctx)}
+
+    @get("/{slug:str}", summary="Show a project (settings, key state, live sessions)")
+    async def show(self, ctx: Ctx, slug: FromPath[str]) -> dict[str, Any]:
+        return await projects.show_project(ctx, slug)
+
+    @patch("/{slug:str}", summary="Change a project's conflict mode, heartbeat, config keys")
+    async def update(
+        self, ctx: Ctx, slug: FromPath[str], data: JSONBody[ProjectUpdate]
+    ) -> dict[str, Any]:
+        return await projects.update_project(
+            ctx, slug, projects.ProjectChanges(**data.model_dump())
+        )
+
+    @delete("/{slug:str}", status_code=200, summary="Delete a project and all its data")
+    async def remove(self, ctx: Ctx, slug: FromPath[str]) -> dict[str, Any]:
+        return await projects.delete_project(ctx, slug)
+
+    @post(
+        "/{slug:str}/rotate-key",
+        status_code=200,
+        summary="New API key; the old one works for grace_seconds more",
+    )
+    async def rotate_key(
+        self, ctx: Ctx, slug: FromPath[str], data: JSONBody[KeyRotation | None] = None
+    ) -> dict[str, Any]:
+        grace = data.grace_seconds if data is not None else None
+        return await projects.rotate_key(ctx, slug, grace)
+
+    @post(
+        "/{slug:str}/revoke-key",
+        status_code=200,
+        summary="Refuse every key of the project at once (rotate-key issues a new one)",
+    )
+    async def revoke_key(self, ctx: Ctx, slug: FromPath[str]) -> dict[str, Any]:
+        return await projects.revoke_key(ctx, slug)

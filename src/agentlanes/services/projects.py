@@ -1,24 +1,44 @@
-"""Projects: creation (admin API and CLI) and resolving an API key."""
+"""Projects: create, list, show, update, rotate or revoke the key, delete; and resolving
+an API key to its project.
+
+Changes to a project are events on its own log (``project.updated``, ``project.key_rotated``,
+``project.key_revoked``), so dashboards and agents follow them live.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import delete, or_
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from agentlanes import secrets
-from agentlanes.clock import utcnow
-from agentlanes.errors import Conflict, InvalidInput, Unauthorized
-from agentlanes.services.context import ServiceContext
+from agentlanes.clock import iso, utcnow
+from agentlanes.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from agentlanes.services.context import RecentProjects, ServiceContext
 from agentlanes.services.views import project_view
-from agentlanes.store import queries
-from agentlanes.store.models import Project
+from agentlanes.store.coordination import (
+    Checkpoint,
+    ConsensusRequest,
+    ConsensusVote,
+    Lease,
+    LeaseCounter,
+    Message,
+    MessageReceipt,
+    RegisteredAgent,
+    Task,
+    TaskNote,
+)
+from agentlanes.store.models import AgentSession, Event, Project, RealtimeToken
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MODES = ("warn", "block")
+MAX_GRACE_SECONDS = 30 * 86_400
 
 
 @dataclass(frozen=True)
@@ -31,38 +51,88 @@ class ProjectInput:
     agent_config_keys: list[str] | None = None
 
 
+@dataclass(frozen=True)
+class ProjectChanges:
+    """A PATCH: the fields given; None means "leave as it is"."""
+
+    name: str | None = None
+    conflict_mode: str | None = None
+    heartbeat_interval_seconds: int | None = None
+    heartbeat_ttl_seconds: int | None = None
+    agent_config_keys: list[str] | None = None
+
+
 def slugify(name: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
     return slug[:64].rstrip("-")
 
 
-async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, Any]:
-    """Create a project; the API key is in the answer and nowhere else, ever."""
-    name = data.name.strip()
+def _check_name(name: str) -> str:
+    name = name.strip()
     if not name or len(name) > 200:
         raise InvalidInput("name", "must be 1-200 characters")
-    slug = data.slug if data.slug is not None else slugify(name)
-    if not SLUG_RE.match(slug):
-        raise InvalidInput("slug", "must be 1-64 characters of a-z 0-9 - (starting with a-z 0-9)")
-    mode = data.conflict_mode or ctx.settings.conflict_mode
+    return name
+
+
+def _check_mode(mode: str) -> str:
     if mode not in MODES:
         raise InvalidInput("conflict_mode", "must be warn or block")
-    interval = data.heartbeat_interval_seconds
-    if interval is None:
-        interval = ctx.settings.heartbeat_interval_seconds
-    ttl = data.heartbeat_ttl_seconds
-    if ttl is None:
-        ttl = ctx.settings.heartbeat_ttl_seconds
+    return mode
+
+
+def _check_heartbeat(interval: int, ttl: int) -> None:
     if not 1 <= interval <= 86_400:
         raise InvalidInput("heartbeat_interval_seconds", "must be 1-86400")
     if not 1 <= ttl <= 86_400 * 7:
         raise InvalidInput("heartbeat_ttl_seconds", "must be 1-604800")
     if ttl < interval:
         raise InvalidInput("heartbeat_ttl_seconds", "must be at least heartbeat_interval_seconds")
-    keys = data.agent_config_keys or []
+
+
+def _check_config_keys(keys: list[str]) -> list[str]:
     for key in keys:
-        if not re.match(r"^[A-Za-z0-9_.-]{1,64}$", key):
+        if not CONFIG_KEY_RE.match(key):
             raise InvalidInput("agent_config_keys", f"bad key {key!r}: 1-64 of A-Z a-z 0-9 _ . -")
+    return sorted(set(keys))
+
+
+def admin_view(p: Project) -> dict[str, Any]:
+    """What the admin API shows of a project: its settings and the state of its keys."""
+    return {
+        **project_view(p),
+        "key": {
+            "revoked_at": iso(p.key_revoked_at),
+            # The key replaced by the last rotation works until then (null: none does).
+            "previous_valid_until": iso(p.previous_key_expires_at)
+            if p.previous_key_expires_at and p.previous_key_expires_at > utcnow()
+            else None,
+        },
+    }
+
+
+def forget_cached_keys(ctx: ServiceContext) -> None:
+    """Drop this process's key → project cache, so a change is seen by the next request.
+
+    Other processes hold theirs for at most its TTL (docs/operations.md says so)."""
+    old = ctx.known_projects
+    ctx.known_projects = RecentProjects(ttl=old.ttl, size=old.size)
+
+
+async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, Any]:
+    """Create a project; the API key is in the answer and nowhere else, ever."""
+    name = _check_name(data.name)
+    slug = data.slug if data.slug is not None else slugify(name)
+    if not SLUG_RE.match(slug):
+        raise InvalidInput("slug", "must be 1-64 characters of a-z 0-9 - (starting with a-z 0-9)")
+    mode = _check_mode(data.conflict_mode or ctx.settings.conflict_mode)
+    interval = data.heartbeat_interval_seconds
+    if interval is None:
+        interval = ctx.settings.heartbeat_interval_seconds
+    ttl = data.heartbeat_ttl_seconds
+    if ttl is None:
+        ttl = ctx.settings.heartbeat_ttl_seconds
+    _check_heartbeat(interval, ttl)
+    keys = _check_config_keys(data.agent_config_keys or [])
 
     api_key = secrets.new_api_key()
     project = Project(
@@ -72,7 +142,7 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
         conflict_mode=mode,
         heartbeat_interval_seconds=interval,
         heartbeat_ttl_seconds=ttl,
-        agent_config_keys=sorted(set(keys)),
+        agent_config_keys=keys,
         created_at=utcnow(),
     )
     try:
@@ -83,29 +153,209 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
             db.add(project)
     except IntegrityError:
         raise Conflict(f"a project with slug {slug!r} exists", field="slug") from None
-    return {**project_view(project), "api_key": api_key}
+    return {**admin_view(project), "api_key": api_key}
 
 
 async def list_projects(ctx: ServiceContext) -> list[dict[str, Any]]:
     async with ctx.db.read() as db:
         rows = (await db.exec(select(Project).order_by(col(Project.id)))).all()
-    return [project_view(p) for p in rows]
+    return [admin_view(p) for p in rows]
+
+
+async def _by_slug(ctx: ServiceContext, slug: str) -> Project:
+    async with ctx.db.read() as db:
+        project = (await db.exec(select(Project).where(Project.slug == slug))).first()
+    if project is None:
+        raise NotFound(f"no project with slug {slug!r}")
+    return project
+
+
+async def show_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
+    project = await _by_slug(ctx, slug)
+    async with ctx.db.read() as db:
+        live = (
+            await db.exec(
+                select(AgentSession.id).where(
+                    AgentSession.project_id == project.id,
+                    AgentSession.status == "active",
+                    col(AgentSession.expires_at) > utcnow(),
+                )
+            )
+        ).all()
+    return {**admin_view(project), "live_sessions": len(live), "last_offset": project.last_offset}
+
+
+async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges) -> dict[str, Any]:
+    """Change settings; the ``project.updated`` event lists what changed, from and to."""
+    if all(getattr(changes, f.name) is None for f in fields(changes)):
+        raise InvalidInput(
+            "body",
+            "give at least one of name, conflict_mode, heartbeat_interval_seconds, "
+            "heartbeat_ttl_seconds, agent_config_keys",
+        )
+    current = await _by_slug(ctx, slug)
+    assert current.id is not None
+    async with ctx.project_tx(current.id) as tx:
+        project = await tx.session.get(Project, current.id, populate_existing=True)
+        if project is None:
+            raise NotFound(f"no project with slug {slug!r}")
+        wanted: dict[str, Any] = {}
+        if changes.name is not None:
+            wanted["name"] = _check_name(changes.name)
+        if changes.conflict_mode is not None:
+            wanted["conflict_mode"] = _check_mode(changes.conflict_mode)
+        interval = changes.heartbeat_interval_seconds
+        ttl = changes.heartbeat_ttl_seconds
+        if interval is not None or ttl is not None:
+            interval = project.heartbeat_interval_seconds if interval is None else interval
+            ttl = project.heartbeat_ttl_seconds if ttl is None else ttl
+            _check_heartbeat(interval, ttl)
+            wanted["heartbeat_interval_seconds"] = interval
+            wanted["heartbeat_ttl_seconds"] = ttl
+        if changes.agent_config_keys is not None:
+            wanted["agent_config_keys"] = _check_config_keys(changes.agent_config_keys)
+        changed = {
+            k: {"from": getattr(project, k), "to": v}
+            for k, v in wanted.items()
+            if getattr(project, k) != v
+        }
+        for key, change in changed.items():
+            setattr(project, key, change["to"])
+        if changed:
+            tx.session.add(project)
+            await tx.emit("project.updated", {"project": project_view(project), "changes": changed})
+    forget_cached_keys(ctx)
+    return {**admin_view(project), "changes": changed}
+
+
+async def rotate_key(ctx: ServiceContext, slug: str, grace_seconds: int | None) -> dict[str, Any]:
+    """A new key; the current one keeps working for ``grace_seconds``, then gets 401.
+
+    A key that was itself in its grace period stops at once (one previous key at most).
+    After a revocation there is no current key to keep: the grace does not apply."""
+    grace = ctx.settings.key_rotation_grace_seconds if grace_seconds is None else grace_seconds
+    if not 0 <= grace <= MAX_GRACE_SECONDS:
+        raise InvalidInput("grace_seconds", f"must be 0-{MAX_GRACE_SECONDS}")
+    current = await _by_slug(ctx, slug)
+    assert current.id is not None
+    api_key = secrets.new_api_key()
+    now = utcnow()
+    async with ctx.project_tx(current.id) as tx:
+        project = await tx.session.get(Project, current.id, populate_existing=True)
+        if project is None:
+            raise NotFound(f"no project with slug {slug!r}")
+        keep_old = grace > 0 and project.key_revoked_at is None
+        project.previous_api_key_hash = project.api_key_hash if keep_old else None
+        project.previous_key_expires_at = now + timedelta(seconds=grace) if keep_old else None
+        project.api_key_hash = secrets.hash_secret(api_key)
+        project.key_revoked_at = None
+        tx.session.add(project)
+        await tx.emit(
+            "project.key_rotated",
+            {"slug": project.slug, "previous_valid_until": iso(project.previous_key_expires_at)},
+        )
+    forget_cached_keys(ctx)
+    return {**admin_view(project), "api_key": api_key}
+
+
+async def revoke_key(ctx: ServiceContext, slug: str) -> dict[str, Any]:
+    """Shut every key out at once (current and previous); the data stays. ``rotate-key``
+    issues a new key afterwards."""
+    current = await _by_slug(ctx, slug)
+    assert current.id is not None
+    async with ctx.project_tx(current.id) as tx:
+        project = await tx.session.get(Project, current.id, populate_existing=True)
+        if project is None:
+            raise NotFound(f"no project with slug {slug!r}")
+        # The column is unique and required: store the hash of a secret nobody holds.
+        project.api_key_hash = secrets.hash_secret(secrets.new_api_key())
+        project.previous_api_key_hash = None
+        project.previous_key_expires_at = None
+        project.key_revoked_at = utcnow()
+        tx.session.add(project)
+        await tx.emit("project.key_revoked", {"slug": project.slug})
+    forget_cached_keys(ctx)
+    return admin_view(project)
+
+
+async def delete_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
+    """Delete the project and every row that belongs to it, in one transaction."""
+    current = await _by_slug(ctx, slug)
+    pid = current.id
+    assert pid is not None
+    counts: dict[str, int] = {}
+    async with ctx.project_tx(pid) as tx:
+        db = tx.session
+        task_ids = select(Task.id).where(Task.project_id == pid)
+        message_ids = select(Message.id).where(Message.project_id == pid)
+        request_ids = select(ConsensusRequest.id).where(ConsensusRequest.project_id == pid)
+        # Children before parents (foreign keys are enforced on both backends).
+        steps: list[tuple[str, Any]] = [
+            (
+                "consensus_votes",
+                delete(ConsensusVote).where(col(ConsensusVote.request_id).in_(request_ids)),
+            ),
+            (
+                "consensus_requests",
+                delete(ConsensusRequest).where(ConsensusRequest.project_id == pid),
+            ),
+            (
+                "message_receipts",
+                delete(MessageReceipt).where(col(MessageReceipt.message_id).in_(message_ids)),
+            ),
+            ("messages", delete(Message).where(Message.project_id == pid)),
+            ("task_notes", delete(TaskNote).where(col(TaskNote.task_id).in_(task_ids))),
+            ("tasks", delete(Task).where(Task.project_id == pid)),
+            ("checkpoints", delete(Checkpoint).where(Checkpoint.project_id == pid)),
+            ("leases", delete(Lease).where(Lease.project_id == pid)),
+            ("lease_counters", delete(LeaseCounter).where(LeaseCounter.project_id == pid)),
+            ("agents", delete(RegisteredAgent).where(RegisteredAgent.project_id == pid)),
+            ("realtime_tokens", delete(RealtimeToken).where(RealtimeToken.project_id == pid)),
+            ("events", delete(Event).where(Event.project_id == pid)),
+            ("sessions", delete(AgentSession).where(AgentSession.project_id == pid)),
+            ("projects", delete(Project).where(col(Project.id) == pid)),
+        ]
+        for table, stmt in steps:
+            result = await db.exec(stmt)  # type: ignore[call-overload]
+            counts[table] = int(result.rowcount or 0)
+    forget_cached_keys(ctx)
+    return {"slug": slug, "deleted": True, "rows_deleted": counts}
 
 
 async def project_for_key(ctx: ServiceContext, api_key: str | None) -> Project:
-    """The project an API key opens; 401 for a missing or unknown key.
+    """The project an API key opens; 401 for a missing, unknown, revoked or expired key.
 
-    Projects never change after creation, so a found one is remembered (by key hash, for
-    a short while) and every request does not pay a database round trip to authenticate."""
+    A found project is remembered by key hash for a short while, so a request does not
+    pay a database round trip to authenticate; the grace period of a replaced key is
+    checked on every request, cached or not."""
     if not api_key:
         raise Unauthorized("missing X-API-Key header")
     key_hash = secrets.hash_secret(api_key)
     project = ctx.known_projects.get(key_hash)
     if project is None:
         async with ctx.db.read() as db:
-            project = await queries.project_by_key_hash(db, key_hash)
+            project = (
+                await db.exec(
+                    select(Project).where(
+                        or_(
+                            col(Project.api_key_hash) == key_hash,
+                            col(Project.previous_api_key_hash) == key_hash,
+                        )
+                    )
+                )
+            ).first()
         if project is not None:
             ctx.known_projects.put(key_hash, project)
-    if project is None or not secrets.same_secret(api_key, project.api_key_hash):
+    if project is None:
         raise Unauthorized("unknown API key")
-    return project
+    if secrets.same_secret(api_key, project.api_key_hash):
+        return project
+    if (
+        project.previous_api_key_hash is not None
+        and project.previous_key_expires_at is not None
+        and secrets.same_secret(api_key, project.previous_api_key_hash)
+    ):
+        if project.previous_key_expires_at > utcnow():
+            return project
+        raise Unauthorized("this API key was replaced and its grace period is over")
+    raise Unauthorized("unknown API key")
