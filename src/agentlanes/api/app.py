@@ -12,6 +12,7 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 
 from agentlanes import __version__
+from agentlanes.admin_token import admin_token_problem
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
 from agentlanes.api.checkpoints import CheckpointController
@@ -24,6 +25,7 @@ from agentlanes.api.leases import LeaseController
 from agentlanes.api.limits import rate_limit
 from agentlanes.api.messages import MessageController
 from agentlanes.api.projects import ProjectController
+from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
 from agentlanes.hub import create_hub
@@ -42,6 +44,10 @@ class MetricsController(PrometheusController):
 
 def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Litestar:
     settings = settings or get_settings()
+    problem = admin_token_problem(settings.admin_token)
+    if problem:
+        # Refuse to serve an admin API that anyone could open (generate: openssl rand -hex 32).
+        raise ValueError(f"{problem} (openssl rand -hex 32 makes one; empty turns it off)")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -82,6 +88,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             LeaseController,
             ConsensusController,
             AgentController,
+            server_info,
             ops.healthz,
             ops.readyz,
             MetricsController,

@@ -29,18 +29,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bk.set_defaults(func=backup)
 
 
-def database_label(url: str) -> str:
-    """The database URL without its password, to say where a command acted."""
-    from sqlalchemy.engine import make_url
-
-    from agentlanes.store.migrate import sqlite_path
-
-    path = sqlite_path(url)
-    if path is not None:
-        return f"sqlite:///{path}"
-    return make_url(url).render_as_string(hide_password=True)
-
-
 def _run(what: str, fn, *args):  # type: ignore[no-untyped-def]
     from sqlalchemy.exc import DBAPIError
 
@@ -58,6 +46,7 @@ def _run(what: str, fn, *args):  # type: ignore[no-untyped-def]
 
 def upgrade(args: argparse.Namespace) -> int:
     from agentlanes.settings import get_settings
+    from agentlanes.store.identity import database_label
     from agentlanes.store.migrate import upgrade_url
 
     url = get_settings().database_url
@@ -87,6 +76,7 @@ def upgrade(args: argparse.Namespace) -> int:
 
 def current(args: argparse.Namespace) -> int:
     from agentlanes.settings import get_settings
+    from agentlanes.store.identity import database_label
     from agentlanes.store.migrate import current_url, head_revision
 
     url = get_settings().database_url
@@ -105,6 +95,7 @@ def backup(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agentlanes.settings import get_settings
+    from agentlanes.store.identity import database_label
     from agentlanes.store.migrate import backup_sqlite
 
     url = get_settings().database_url

@@ -15,16 +15,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _migrate(database_url: str) -> None:
     """Apply pending migrations before listening (one process migrates, others wait)."""
-    from agentlanes.cli.db import database_label
-    from agentlanes.cli.errors import EXIT_USAGE, CommandError
+    from sqlalchemy.exc import DBAPIError
+
+    from agentlanes.cli.errors import EXIT_UNREACHABLE, EXIT_USAGE, CommandError
+    from agentlanes.store.identity import database_label
     from agentlanes.store.migrate import MigrationError, upgrade_url
 
     log = logging.getLogger("agentlanes")
+    where = database_label(database_url)
     try:
         result = upgrade_url(database_url)
     except MigrationError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
-    where = database_label(database_url)
+    except (OSError, DBAPIError) as exc:
+        raise CommandError(f"cannot reach the database {where}: {exc}", EXIT_UNREACHABLE) from None
     if result.changed:
         log.info("schema of %s upgraded: %s -> %s", where, result.before, result.after)
     else:
@@ -44,12 +48,17 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # APScheduler reports every run of the one-second expiry job at INFO.
     logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.getLevelName(level)))
-    _migrate(settings.database_url)
     if args.host:
         settings.host = args.host
     if args.port:
         settings.port = args.port
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except ValueError as exc:
+        from agentlanes.cli.errors import EXIT_USAGE, CommandError
+
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    _migrate(settings.database_url)
     # Everything loaded so far lives as long as the process: freeze it out of the garbage
     # collector's full passes, and widen the young generation (gc_tuning says why).
     tune_for_serving()

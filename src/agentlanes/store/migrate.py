@@ -28,9 +28,10 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection
 
 from agentlanes.store.database import Database
+from agentlanes.store.identity import sqlite_path
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 # The revision equal to release 0.1.0's create_all schema.
@@ -134,17 +135,6 @@ def current_url(url: str) -> str | None:
             await db.dispose()
 
     return asyncio.run(go())
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a SQLite URL (None for PostgreSQL or an in-memory database)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return None
-    database = parsed.database or ""
-    if not database or database == ":memory:":
-        return None
-    return Path(database).expanduser().resolve()
 
 
 def backup_sqlite(url: str, target: Path) -> dict[str, Any]:
