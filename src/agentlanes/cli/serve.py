@@ -30,7 +30,8 @@ def _migrate(database_url: str) -> None:
     except (OSError, DBAPIError) as exc:
         raise CommandError(f"cannot reach the database {where}: {exc}", EXIT_UNREACHABLE) from None
     if result.changed:
-        log.info("schema of %s upgraded: %s -> %s", where, result.before, result.after)
+        before = result.before or ("0001_baseline" if result.stamped_baseline else "(empty)")
+        log.info("schema of %s upgraded: %s -> %s", where, before, result.after)
     else:
         log.info("schema of %s at %s", where, result.after)
 
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # APScheduler reports every run of the one-second expiry job at INFO.
     logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    # Alembic narrates each check at INFO; our own line says what the schema did.
+    logging.getLogger("alembic").setLevel(max(logging.WARNING, logging.getLevelName(level)))
     if args.host:
         settings.host = args.host
     if args.port:
