@@ -22,7 +22,7 @@ from agentlanes.api.deps import DEPENDENCIES
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
 from agentlanes.api.leases import LeaseController
-from agentlanes.api.limits import rate_limit
+from agentlanes.api.limits import rate_limit, rate_limit_stores
 from agentlanes.api.messages import MessageController
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.server_info import server_info
@@ -73,8 +73,10 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         scopes={"http"},  # type: ignore[arg-type]
     )
     middleware = [prometheus.middleware]
+    stores = {}
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
+        stores = rate_limit_stores(settings)  # Redis when configured: one limit for all
     return Litestar(
         route_handlers=[
             ProjectController,
@@ -99,6 +101,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         middleware=middleware,
+        stores=stores,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="agentlanes",
