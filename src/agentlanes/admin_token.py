@@ -3,7 +3,7 @@ default or a short token stops the server at start instead of opening the API.""
 
 from __future__ import annotations
 
-MIN_LENGTH = 12
+MIN_LENGTH = 8
 # Placeholders found in sample configs (ours had "change-me"), compared case-insensitively.
 KNOWN_DEFAULTS = frozenset(
     {
