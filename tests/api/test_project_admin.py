@@ -175,3 +175,17 @@ def test_admin_routes_need_the_admin_token(client: TestClient[Any]) -> None:
         )
         assert r.status_code == 401, (method, path)
     assert admin(client, "GET", f"/{slug}").status_code == 200
+
+
+def test_a_subscribed_socket_sees_project_changes_live(client: TestClient[Any]) -> None:
+    api = new_project(client)
+    slug = api.project["slug"]
+    with client.websocket_connect("/api/v1/events", headers={"X-API-Key": api.key}) as ws:
+        assert ws.receive_json()["type"] == "presence.snapshot"
+        admin(client, "PATCH", f"/{slug}", json={"heartbeat_interval_seconds": 10})
+        frame = ws.receive_json()
+        assert frame["type"] == "project.updated"
+        assert frame["data"]["changes"] == {"heartbeat_interval_seconds": {"from": 30, "to": 10}}
+        admin(client, "POST", f"/{slug}/rotate-key", json={"grace_seconds": 60})
+        frame = ws.receive_json()
+        assert frame["type"] == "project.key_rotated" and frame["data"]["previous_valid_until"]
