@@ -101,7 +101,7 @@ def test_cli_without_a_server_uses_the_configured_database_and_says_so(tmp_path:
     r = cli(tmp_path, "create", "solo", "--key-only", **env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().startswith("alk_")
-    assert "via database sqlite:///" in r.stderr and "no server answers" in r.stderr
+    assert "via database sqlite:///" in r.stderr and "no agentlanes server answers" in r.stderr
     assert (tmp_path / "var" / "agentlanes.db").exists()
     r = cli(tmp_path, "show", "solo", "--database", **env)
     assert r.returncode == 0 and "asked with --database" in r.stderr

@@ -159,7 +159,7 @@ def choose(settings: Settings, *, server: str | None, database: bool) -> Route:
     else:
         info = _probe(url)
         if info is None:
-            route = DatabaseRoute(settings, f"no server answers at {url}")
+            route = DatabaseRoute(settings, f"no agentlanes server answers at {url}")
         elif info.get("admin_api") and settings.admin_token:
             route = ServerRoute(url, settings.admin_token)
         else:
