@@ -10,6 +10,7 @@ from litestar import Litestar
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.stores.base import Store
 
 from agentlanes import __version__
 from agentlanes.admin_token import admin_token_problem
@@ -73,7 +74,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         scopes={"http"},  # type: ignore[arg-type]
     )
     middleware = [prometheus.middleware]
-    stores = {}
+    stores: dict[str, Store] = {}
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
         stores = rate_limit_stores(settings)  # Redis when configured: one limit for all
