@@ -28,6 +28,7 @@ def main() -> int:
         return 2
     message = sys.argv[1]
     cfg = alembic_config()
+    cfg.set_main_option("file_template", "%%(rev)s")  # the revision id is the file name
     head = ScriptDirectory.from_config(cfg).get_current_head() or "0000"
     number = int(head.split("_", 1)[0]) + 1
     slug = re.sub(r"[^a-z0-9]+", "_", message.lower()).strip("_")[:40]
