@@ -1,22 +1,34 @@
 """Request rate limit (Litestar's RateLimitMiddleware), keyed by API key.
 
 One process keeps the counts in memory. With ``redis_url`` set they live in Redis, so
-N processes share one limit instead of allowing N times it. If Redis is unreachable the
-limit is not applied (fail open, logged once per outage): Redis carries no data here,
-and losing it must not turn every request into an error.
+N processes share one limit instead of allowing N times it; there each request is
+counted by one atomic script (Litestar's own middleware reads, then writes back, and
+two processes could both let the last allowed request through). The window is the same
+fixed one Litestar uses: it starts at a key's first request and lasts a minute. If Redis
+is unreachable the limit is not applied (fail open, logged once per outage): Redis
+carries no data here, and losing it must not turn every request into an error.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from time import time
 from typing import Any
 
 from litestar import Request
+from litestar.exceptions import TooManyRequestsException
 from litestar.middleware.base import DefineMiddleware
-from litestar.middleware.rate_limit import RateLimitConfig, get_remote_address
+from litestar.middleware.rate_limit import (
+    DURATION_VALUES,
+    CacheObject,
+    RateLimitConfig,
+    RateLimitMiddleware,
+    get_remote_address,
+)
 from litestar.stores.base import Store
 from litestar.stores.redis import RedisStore
+from litestar.types import Receive, Scope, Send
 from redis.asyncio import ConnectionPool, Redis
 from redis.exceptions import RedisError
 
@@ -40,7 +52,36 @@ def rate_limit(per_minute: int) -> DefineMiddleware:
         identifier_for_request=_identifier,
         exclude=["^/healthz", "^/readyz", "^/metrics"],
         store=STORE_NAME,
+        middleware_class=SharedRateLimitMiddleware,
     ).middleware
+
+
+class SharedRateLimitMiddleware(RateLimitMiddleware):
+    """Litestar's limiter, counting atomically in Redis when the store is Redis."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = scope["litestar_app"]
+        store = self.config.get_store_from_app(app)
+        if not isinstance(store, FailOpenRedisStore):
+            await super().__call__(scope, receive, send)
+            return
+        request: Request[Any, Any, Any] = app.request_class(scope)
+        if await self.should_check_request(request=request):
+            window = DURATION_VALUES[self.unit]
+            counted = await store.count_hit(self.cache_key_from_request(request), window)
+            if counted is not None:  # None: Redis is down, fail open
+                count, ttl = counted
+                cache_object = CacheObject(history=[0] * count, reset=int(time()) + ttl)
+                headers = (
+                    self.create_response_headers(cache_object)
+                    if self.config.set_rate_limit_headers
+                    else None
+                )
+                if count > self.max_requests:
+                    raise TooManyRequestsException(headers=headers)
+                if headers is not None:
+                    send = self.create_send_wrapper(send=send, cache_object=cache_object)
+        await self.app(scope, receive, send)
 
 
 class FailOpenRedisStore(RedisStore):
@@ -48,6 +89,27 @@ class FailOpenRedisStore(RedisStore):
     down, so the limiter lets requests through instead of failing them."""
 
     _down = False
+    # One step: count this request, start the window on the first, report count and TTL.
+    _COUNT_HIT = b"""
+    local n = redis.call('INCR', KEYS[1])
+    if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+    local ttl = redis.call('TTL', KEYS[1])
+    if ttl < 0 then redis.call('EXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+    return {n, ttl}
+    """
+
+    async def count_hit(self, key: str, window_seconds: int) -> tuple[int, int] | None:
+        """Count one request in the key's window: (requests so far, seconds left), or
+        None while Redis is unreachable."""
+        try:
+            count, ttl = await self._redis.eval(  # type: ignore[misc]
+                self._COUNT_HIT, 1, self._make_key(key), window_seconds
+            )
+        except (RedisError, OSError) as exc:
+            self._failed(exc)
+            return None
+        self._ok()
+        return int(count), int(ttl)
 
     def _failed(self, exc: Exception) -> None:
         if not FailOpenRedisStore._down:
