@@ -82,3 +82,4 @@ async def test_the_redis_store_fails_open_when_redis_is_down() -> None:
     assert isinstance(store, FailOpenRedisStore)
     await store.set("k", b"v", expires_in=60)
     assert await store.get("k") is None
+    assert await store.count_hit("k", 60) is None
