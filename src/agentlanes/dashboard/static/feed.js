@@ -4,8 +4,25 @@ import { $, clockTime, el } from "./dom.js";
 
 const MAX_ITEMS = 200;
 
-function names(list) {
-  return (list || []).map((c) => c.agent_name).filter(Boolean).join(", ");
+/** " (overlaps 3)" from an event's count (new shape) or list (older servers). */
+function overlapCount(d) {
+  const n = typeof d.conflicts_total === "number" ? d.conflicts_total : (d.conflicts || []).length;
+  return n ? ` (overlaps ${n})` : "";
+}
+
+/** Every partner named (up to a few), where each overlaps, and how many more there are. */
+function conflictLine(d) {
+  const list = d.conflicts || [];
+  const total = typeof d.conflicts_total === "number" ? d.conflicts_total : list.length;
+  const shown = list.slice(0, 4).map((c) => {
+    const file = (c.overlapping_files || [])[0];
+    const maybe = file && file.certain === false ? ` if ${file.if_directory || "a path"} is a directory` : "";
+    const where = file ? ` at ${file.example}${maybe}` : c.overlapping_area ? " (same area)" : "";
+    return `${c.agent_name}${where}`;
+  });
+  const more = total - shown.length;
+  const verb = d.blocked ? "was blocked: overlaps" : "overlaps";
+  return `${d.agent_name} ${verb} ${shown.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
 }
 
 function who(data) {
@@ -23,19 +40,14 @@ export function describe(frame) {
       const s = d.session || {};
       const files = (s.declared_files || []).join(" ");
       const scope = [s.declared_area, files].filter(Boolean).join(" · ");
-      return `${s.agent_name} checked in${scope ? ` — ${scope}` : ""}`;
+      return `${s.agent_name} checked in${scope ? ` — ${scope}` : ""}${overlapCount(d)}`;
     }
     case "agent.status": {
       const s = d.session || {};
-      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}`;
+      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}${overlapCount(d)}`;
     }
-    case "agent.conflict": {
-      const first = (d.conflicts || [])[0];
-      const file = first && first.overlapping_files && first.overlapping_files[0];
-      const where = file ? ` at ${file.example}` : first && first.overlapping_area ? " (same area)" : "";
-      const verb = d.blocked ? "was blocked: overlaps" : "overlaps";
-      return `${d.agent_name} ${verb} ${names(d.conflicts)}${where}`;
-    }
+    case "agent.conflict":
+      return conflictLine(d);
     case "agent.checkout":
       return d.status === "superseded"
         ? `${d.agent_name} was superseded by a new check-in`
@@ -79,8 +91,13 @@ export function describe(frame) {
       return `“${vote.action}” ${frame.type.split(".")[1]}`;
     case "message.created": {
       const m = d.message || {};
-      return `${m.sender || m.from || "?"} → ${m.recipient || m.to || "?"}: ${m.type || "message"}`;
+      const body = m.body ? `: ${m.body.length > 120 ? `${m.body.slice(0, 119)}…` : m.body}` : "";
+      return `${m.sender || m.from || "?"} → ${m.recipient || m.to || "?"} (${m.type || "message"})${body}`;
     }
+    case "message.read":
+      return `${d.agent_name} read message ${d.message_id}`;
+    case "message.acked":
+      return `${d.agent_name} acknowledged message ${d.message_id}`;
     default:
       return frame.type;
   }
@@ -111,9 +128,11 @@ export class Feed {
       el("span", { class: "text", text: describe(frame) }),
     );
     item.hidden = !this.matches(frame.type);
+    // Newest first by offset; a note counts as just after the offset it was written at,
+    // so events replayed after a reconnect go above the "connection lost" note.
     let before = null;
     for (const other of this.list.children) {
-      const offset = Number(other.dataset.offset);
+      const offset = Number(other.dataset.offset ?? other.dataset.after);
       if (!Number.isNaN(offset) && offset < frame.offset) {
         before = other;
         break;
@@ -123,12 +142,13 @@ export class Feed {
     this.trim();
   }
 
-  /** A line that is not an event: lost connection, history gap. */
-  note(text) {
+  /** A line that is not an event: lost connection, history gap. `after`: the last offset
+   * applied when it was written. */
+  note(text, after = null) {
     const now = new Date().toISOString();
     const item = el(
       "li",
-      { class: "ev note", "data-note": "" },
+      { class: "ev note", "data-note": "", "data-after": after === null ? null : after + 0.5 },
       el("time", { datetime: now, text: clockTime(now) }),
       el("span", { class: "text", text }),
     );
