@@ -196,8 +196,10 @@ export class Conflicts {
       }
     }
     for (const info of partners.values()) {
-      info.total = Math.max(info.total, info.certain.length + info.uncertain.length);
-      info.certainTotal = Math.max(info.certainTotal, info.certain.length);
+      // The listed pairs are every pair unless the list was cut: then the counts say more.
+      const listed = info.certain.length + info.uncertain.length;
+      info.total = this.truncated ? Math.max(info.total, listed) : listed;
+      info.certainTotal = this.truncated ? Math.max(info.certainTotal, info.certain.length) : info.certain.length;
     }
     this.hooks.partners(partners);
     this.render();
@@ -223,12 +225,12 @@ export class Conflicts {
     const uncertain = pairs.filter((p) => !p.certain);
     const by = this.groupSelect.value;
     const open = new Set([...this.root.querySelectorAll("details[open]")].map((d) => d.dataset.group));
-    this.root.replaceChildren(
-      certain.length ? this.section("Certain overlaps", "certain", certain, by, open) : null,
-      uncertain.length
-        ? this.section("Only if a path is a directory", "uncertain", uncertain, by, open)
-        : null,
-    );
+    const sections = [];
+    if (certain.length) sections.push(this.section("Certain overlaps", "certain", certain, by, open));
+    if (uncertain.length) {
+      sections.push(this.section("Only if a path is a directory", "uncertain", uncertain, by, open));
+    }
+    this.root.replaceChildren(...sections);
     for (const group of this.root.querySelectorAll("details[open]")) this.fillGroup(group);
     $("#conflicts-count").textContent = String(this.total);
     $("#conflicts-empty").hidden = pairs.length > 0;

@@ -14,11 +14,25 @@ const FILES_SHOWN = 12;
 /** Whether an event concerns a session (or, for messages, its agent). */
 function concerns(frame, sessionId, name) {
   const d = frame.data || {};
-  if (frame.type === "message.created") {
-    const m = d.message || {};
-    return m.from_session_id === sessionId || m.to === name;
+  switch (frame.type) {
+    case "agent.checkin":
+    case "agent.status":
+      return Boolean(d.session && d.session.session_id === sessionId);
+    case "agent.checkout":
+    case "agent.timeout":
+      return d.session_id === sessionId;
+    case "agent.conflict":
+      return d.session_id === sessionId || (d.conflicts || []).some((c) => c.session_id === sessionId);
+    case "message.created": {
+      const m = d.message || {};
+      return m.from_session_id === sessionId || m.to === name;
+    }
+    case "message.read":
+    case "message.acked":
+      return d.agent_name === name;
+    default:
+      return JSON.stringify(d).includes(sessionId);
   }
-  return JSON.stringify(d).includes(sessionId);
 }
 
 export class Focus {

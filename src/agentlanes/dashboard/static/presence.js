@@ -299,7 +299,7 @@ export class Presence {
         more > 0 ? ` +${more}` : "",
       );
     }
-    card.replaceChildren(
+    const parts = [
       el(
         "div",
         { class: "card-head" },
@@ -324,7 +324,8 @@ export class Presence {
       partnerLine,
       s.status_text ? el("p", { class: "status-text", text: s.status_text }) : null,
       el("p", { class: "beat" }),
-    );
+    ];
+    card.replaceChildren(...parts.filter(Boolean));
     card.dataset.state = "";
   }
 

@@ -180,7 +180,7 @@ export class ClaimTree {
       ),
       el("span", {
         class: "node-count",
-        text: `${agents} agent${agents === 1 ? "" : "s"}${node.hot ? ` · ${node.claimants.size} claim here` : ""}`,
+        text: `${agents} agent${agents === 1 ? "" : "s"}${node.hot ? ` · ${node.claimants.size} claim it` : ""}`,
       }),
     );
   }
