@@ -133,6 +133,10 @@ export class Conflicts {
   }
 
   accept(answer) {
+    // Most refreshes find what is shown already: then nothing is redrawn.
+    const signature = JSON.stringify([answer.total, answer.pairs, answer.agents]);
+    if (signature === this.signature) return;
+    this.signature = signature;
     const before = this.pairs;
     this.pairs = new Map();
     for (const raw of answer.pairs || []) {

@@ -6,6 +6,9 @@ import { NotFound, Unauthorized } from "./api.js";
 import { $, clockTime, countdown, el } from "./dom.js";
 
 const DEBOUNCE_MS = 150;
+// Agent events change tasks only indirectly (claims free or take paths): a swarm sends many,
+// so the task board waits for a quieter moment (at most this long) before asking again.
+const AGENT_DEBOUNCE_MS = 600;
 
 function rows(answer, key) {
   if (Array.isArray(answer)) return answer;
@@ -27,15 +30,23 @@ class Panel {
     this.data = null;
   }
 
-  refreshSoon() {
+  refreshSoon(wait = DEBOUNCE_MS) {
+    if (this.timer && wait > DEBOUNCE_MS) return; // a refresh is already on its way
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.refresh(), DEBOUNCE_MS);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.refresh();
+    }, wait);
   }
 
   async refresh() {
     try {
       const data = await this.load();
       this.setAvailable(true);
+      // Redraw only what changed: most refreshes after agent events find the same list.
+      const signature = JSON.stringify(data);
+      if (signature === this.signature) return;
+      this.signature = signature;
       this.data = data;
       this.render(data);
     } catch (error) {
@@ -47,6 +58,7 @@ class Panel {
   }
 
   setAvailable(yes) {
+    if (this.available === yes) return;
     this.available = yes;
     this.root.dataset.available = yes ? "yes" : "no";
     $(".unavailable", this.root).hidden = yes;
@@ -306,9 +318,8 @@ export class Coordination {
     else if (kind === "agent") {
       const ending = frame.type === "agent.checkout" || frame.type === "agent.timeout";
       // Ready tasks depend on live sessions' claims; endings release leases and tasks.
-      if ((ending || scopeChanged) && this.tasks.available !== false) this.tasks.refreshSoon();
-      if (ending && this.leases.available !== false) this.leases.refreshSoon();
-      if (frame.type === "agent.checkin" && this.votes.available !== false) this.votes.refreshSoon();
+      if ((ending || scopeChanged) && this.tasks.available !== false) this.tasks.refreshSoon(AGENT_DEBOUNCE_MS);
+      if (ending && this.leases.available !== false) this.leases.refreshSoon(AGENT_DEBOUNCE_MS);
     }
   }
 }

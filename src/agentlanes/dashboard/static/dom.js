@@ -28,10 +28,13 @@ export function ago(ms) {
   return `${Math.round(m / 60)} h`;
 }
 
+// One formatter for every time shown: toLocaleTimeString builds a new one per call.
+const CLOCK = new Intl.DateTimeFormat([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+
 export function clockTime(iso) {
   const t = new Date(iso);
   if (Number.isNaN(t.getTime())) return "";
-  return t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return CLOCK.format(t);
 }
 
 /** "0:42", "12:05", "1:02:03": a countdown that changes every second. */

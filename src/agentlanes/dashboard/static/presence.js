@@ -41,8 +41,22 @@ export class Presence {
     this.scroller = $("#agents-scroll");
     this.virtual = false;
     this.schedule = frameBatcher(() => this.render());
-    this.scroller.addEventListener("scroll", () => this.virtual && this.schedule(), { passive: true });
-    window.addEventListener("resize", () => this.virtual && this.schedule());
+    // The window's geometry is read when it changes (scroll, resize), never while drawing:
+    // reading it after the page changed would force a layout in every frame.
+    this.view = { top: 0, width: 0, height: 0 };
+    this.scroller.addEventListener(
+      "scroll",
+      () => {
+        this.view.top = this.scroller.scrollTop;
+        if (this.virtual) this.schedule();
+      },
+      { passive: true },
+    );
+    new ResizeObserver(() => {
+      this.view.width = this.list.clientWidth;
+      this.view.height = this.scroller.clientHeight;
+      if (this.virtual) this.schedule();
+    }).observe(this.scroller);
     this.list.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-select]");
       if (button) this.hooks.select(button.dataset.select);
@@ -239,12 +253,16 @@ export class Presence {
   }
 
   renderWindow() {
-    const width = this.list.clientWidth || this.scroller.clientWidth || 800;
+    if (!this.view.width) {
+      this.view.width = this.list.clientWidth;
+      this.view.height = this.scroller.clientHeight;
+    }
+    const width = this.view.width || 800;
     const cols = Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP)));
     const rows = Math.ceil(this.shown.length / cols);
     this.list.style.height = `${rows * ROW_HEIGHT}px`;
-    const top = this.scroller.scrollTop;
-    const height = this.scroller.clientHeight || 600;
+    const top = this.view.top;
+    const height = this.view.height || 600;
     const firstRow = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN_ROWS);
     const lastRow = Math.min(rows - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN_ROWS);
     const from = firstRow * cols;
@@ -270,9 +288,10 @@ export class Presence {
       }
       const top = `${Math.floor(i / cols) * ROW_HEIGHT}px`;
       const left = `${(i % cols) * (colWidth + GAP)}px`;
+      const w = `${colWidth}px`;
       if (card.style.top !== top) card.style.top = top;
       if (card.style.left !== left) card.style.left = left;
-      card.style.width = `${colWidth}px`;
+      if (card.style.width !== w) card.style.width = w;
     }
   }
 
