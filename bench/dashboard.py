@@ -49,8 +49,10 @@ VISIBLE = 12  # the first cards, in view at 1280 x 900
 # probes. Event marks ("mark=<epoch ms>") are read from added feed lines and card texts.
 PROBES = """
 sessionStorage.setItem('agentlanes.apiKey', %(key)r);
-window.__bench = {frames: [], longtasks: [], feed: [], sent: [], cards: [], recording: false};
+window.__bench = {frames: [], longtasks: [], feed: [], sent: [], cards: [], cardsFromEvent: [],
+                  recording: false};
 const counted = new Set();
+const eventTs = new Map(); // mark -> the timestamp of the event that carried it
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) window.__bench.longtasks.push([e.startTime, e.duration]);
 }).observe({type: 'longtask', buffered: true});
@@ -66,14 +68,20 @@ function seen(kind, text) {
   if (!m || counted.has(kind + m[0])) return;  // a card redrawn later shows an old mark
   counted.add(kind + m[0]);
   const sent = Number(m[1]);
+  const ts = eventTs.get(m[0]);
   // The frame after the change: the earliest it can be on screen.
-  requestAnimationFrame(() => window.__bench[kind].push(Date.now() - sent));
+  requestAnimationFrame(() => {
+    window.__bench[kind].push(Date.now() - sent);
+    if (kind === 'cards' && ts) window.__bench.cardsFromEvent.push(Date.now() - ts);
+  });
 }
 function fromEvent(li) {
   // The event's own timestamp (written by the server with the change, in microseconds).
   const t = li.querySelector('time');
   if (!t || li.classList.contains('history') || !li.dataset.offset) return;
   const ts = Date.parse(t.getAttribute('datetime'));
+  const m = MARK.exec(li.textContent || '');
+  if (m) eventTs.set(m[0], ts);
   requestAnimationFrame(() => window.__bench.feed.push(Date.now() - ts));
 }
 new MutationObserver((records) => {
@@ -312,10 +320,11 @@ def run(server: ServerProcess, args: argparse.Namespace, sync_playwright: Any) -
             "",
         ),
         (
-            "visible cards, from the HTTP call's start",
-            spread(data["cards"]),
+            "event to screen p50 / p95 (visible cards)",
+            spread(data["cardsFromEvent"]),
             "p95 <= 150 ms",
         ),
+        ("  the same from the HTTP call's start", spread(data["cards"]), ""),
         ("JS heap used before / after", f"{heap_before:.1f} / {heap_after:.1f} MB", ""),
         ("cards in the page (virtualised)", f"{cards_now} of {args.agents}", ""),
     ]
