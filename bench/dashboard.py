@@ -22,6 +22,7 @@ paced so the server writes about ``--rate`` events a second; the rate reached is
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import secrets
@@ -68,10 +69,11 @@ function seen(kind, text) {
   if (!m || counted.has(kind + m[0])) return;  // a card redrawn later shows an old mark
   counted.add(kind + m[0]);
   const sent = Number(m[1]);
-  const ts = eventTs.get(m[0]);
-  // The frame after the change: the earliest it can be on screen.
+  // The frame after the change: the earliest it can be on screen. (The feed line of the
+  // same event, which gives its timestamp, is in the page by then.)
   requestAnimationFrame(() => {
     window.__bench[kind].push(Date.now() - sent);
+    const ts = eventTs.get(m[0]);
     if (kind === 'cards' && ts) window.__bench.cardsFromEvent.push(Date.now() - ts);
   });
 }
@@ -188,6 +190,9 @@ def main() -> None:
     parser.add_argument(
         "--profile", action="store_true", help="also print the page's top functions by self time"
     )
+    parser.add_argument(
+        "--trace", action="store_true", help="also print the renderer's main-thread work by kind"
+    )
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -269,6 +274,8 @@ def run(server: ServerProcess, args: argparse.Namespace, sync_playwright: Any) -
         if args.profile:
             cdp.send("Profiler.enable")
             cdp.send("Profiler.start")
+        if args.trace:
+            browser.start_tracing(page=page, categories=["devtools.timeline"])
         load = Load(server.url, key, sessions, args.rate, args.seconds)
         started = time.monotonic()
         load.start()
@@ -280,6 +287,7 @@ def run(server: ServerProcess, args: argparse.Namespace, sync_playwright: Any) -
         data = page.evaluate("() => window.__bench")
         heap_after = heap(cdp)
         profile = cdp.send("Profiler.stop")["profile"] if args.profile else None
+        trace = browser.stop_tracing() if args.trace else None
         cards_now = page.locator("#agents li.card").count()
         browser.close()
 
@@ -335,6 +343,24 @@ def run(server: ServerProcess, args: argparse.Namespace, sync_playwright: Any) -
         print(f"frames recorded: {len(frames)}; mean {statistics.mean(frames):.1f} ms")
     if profile:
         print_profile(profile)
+    if trace:
+        print_trace(trace)
+
+
+def print_trace(raw: bytes) -> None:
+    """Main-thread time by kind of work (style, layout, paint, script …), the top 12."""
+    events = json.loads(raw)["traceEvents"]
+    main = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("name") == "thread_name" and e.get("args", {}).get("name") == "CrRendererMain"
+    }
+    total: dict[str, float] = {}
+    for e in events:
+        if (e.get("pid"), e.get("tid")) in main and e.get("ph") == "X" and "dur" in e:
+            total[e["name"]] = total.get(e["name"], 0.0) + e["dur"] / 1000
+    for name, ms in sorted(total.items(), key=lambda x: -x[1])[:12]:
+        print(f"  {ms:8.0f} ms  {name}")
 
 
 def print_profile(profile: dict[str, Any]) -> None:

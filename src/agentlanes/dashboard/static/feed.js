@@ -1,6 +1,6 @@
 // The live event feed: one line per event, newest first, each offset shown once.
 
-import { $, clockTime, el } from "./dom.js";
+import { $, clockTime, el, frameBatcher } from "./dom.js";
 
 const MAX_ITEMS = 200;
 
@@ -108,7 +108,25 @@ export class Feed {
     this.list = $("#feed");
     this.filter = $("#feed-filter");
     this.seen = new Set();
+    this.pending = []; // lines waiting for the next frame: a burst is one layout, not many
+    this.flushSoon = frameBatcher(() => this.flush());
     this.filter.addEventListener("change", () => this.applyFilter());
+  }
+
+  flush() {
+    const lines = this.pending.sort((a, b) => b.offset - a.offset);
+    this.pending = [];
+    const top = this.list.firstElementChild;
+    const topOffset = top ? Number(top.dataset.offset ?? top.dataset.after) : -1;
+    if (lines.length && (Number.isNaN(topOffset) || lines[lines.length - 1].offset > topOffset)) {
+      // The usual case: every new line is newer than everything shown.
+      const fragment = document.createDocumentFragment();
+      for (const line of lines) fragment.append(line.item);
+      this.list.prepend(fragment);
+    } else {
+      for (const line of lines) this.insert(line.item, line.offset);
+    }
+    this.trim();
   }
 
   /** Add an event in offset order (history may arrive after live ones). */
@@ -128,18 +146,27 @@ export class Feed {
       el("span", { class: "text", text: describe(frame) }),
     );
     item.hidden = !this.matches(frame.type);
+    if (!history) {
+      this.pending.push({ offset: frame.offset, item });
+      this.flushSoon();
+      return;
+    }
+    this.insert(item, frame.offset);
+    this.trim();
+  }
+
+  insert(item, offset) {
     // Newest first by offset; a note counts as just after the offset it was written at,
     // so events replayed after a reconnect go above the "connection lost" note.
     let before = null;
     for (const other of this.list.children) {
-      const offset = Number(other.dataset.offset ?? other.dataset.after);
-      if (!Number.isNaN(offset) && offset < frame.offset) {
+      const theirs = Number(other.dataset.offset ?? other.dataset.after);
+      if (!Number.isNaN(theirs) && theirs < offset) {
         before = other;
         break;
       }
     }
     this.list.insertBefore(item, before);
-    this.trim();
   }
 
   /** A line that is not an event: lost connection, history gap. `after`: the last offset
