@@ -51,7 +51,23 @@ VISIBLE = 12  # the first cards, in view at 1280 x 900
 PROBES = """
 sessionStorage.setItem('agentlanes.apiKey', %(key)r);
 window.__bench = {frames: [], longtasks: [], feed: [], sent: [], cards: [], cardsFromEvent: [],
-                  recording: false};
+                  arrived: [], recording: false};
+// When each event reaches the page, before the board handles it: the server's and the
+// socket's share of the time to screen.
+const NativeSocket = window.WebSocket;
+window.WebSocket = function (...args) {
+  const socket = new NativeSocket(...args);
+  socket.addEventListener('message', (m) => {
+    if (!window.__bench.recording) return;
+    const i = m.data.indexOf('"ts":"');
+    if (i < 0) return;
+    const ts = Date.parse(m.data.slice(i + 6, m.data.indexOf('"', i + 6)));
+    if (!Number.isNaN(ts)) window.__bench.arrived.push(Date.now() - ts);
+  });
+  return socket;
+};
+window.WebSocket.prototype = NativeSocket.prototype;
+Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
 const counted = new Set();
 const eventTs = new Map(); // mark -> the timestamp of the event that carried it
 new PerformanceObserver((list) => {

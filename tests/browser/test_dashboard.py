@@ -157,6 +157,12 @@ def test_server_restart_is_survived_and_missed_events_arrive_once(
     expect(board.card("carol")).to_be_visible(timeout=WITHIN_A_SECOND)
     expect(board.card("alice")).to_have_count(0, timeout=3000)
     expect(page.locator("#feed li.note").first).to_contain_text("caught up")
+    # The events replayed after the drop stand above the "connection lost" note.
+    order = page.locator("#feed li").evaluate_all(
+        "items => items.map(i => i.dataset.note !== undefined ? i.textContent : i.dataset.type)"
+    )
+    lost = next(i for i, x in enumerate(order) if "Connection lost" in x)
+    assert order.index("agent.checkout") < lost, order
 
     board.checkin("dave", ["docs/**"])
     expect(board.card("dave")).to_be_visible(timeout=WITHIN_A_SECOND)
