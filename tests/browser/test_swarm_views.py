@@ -392,3 +392,39 @@ def test_the_agent_list_is_virtualised_past_a_hundred_cards(open_board: Any) -> 
         "`#agents li[data-agent='${n}']`).firstElementChild.dataset.mark || null)"
     )
     assert marks == ["old", None], marks
+
+
+def test_feed_lines_read_old_and_new_event_shapes(open_board: Any) -> None:
+    """Events are becoming small (SPEC "Events"): check-in and status carry
+    ``conflicts_total``, agent.conflict a capped list with ``truncated``. Older servers sent
+    full lists. The feed reads both."""
+    board = open_board()
+    board.page.goto(board.server.url)
+    lines = board.page.evaluate(
+        """async () => {
+            const {describe} = await import('/static/feed.js');
+            const session = {session_id: 's1', agent_name: 'carol', declared_files: ['src/**']};
+            const conflict = (name, example, extra = {}) => ({
+                session_id: name, agent_name: name, overlapping_area: false,
+                overlapping_files: [{pattern: 'src/**', their_pattern: 'x', example, ...extra}]});
+            return [
+                describe({type: 'agent.checkin', data: {session, conflicts_total: 25}}),
+                describe({type: 'agent.checkin', data: {session, conflicts: [conflict('a', 'x')]}}),
+                describe({type: 'agent.conflict', data: {
+                    agent_name: 'carol', conflicts_total: 25, truncated: true,
+                    conflicts: [conflict('alice', 'src/a.py'), conflict('bob', 'src/b.py'),
+                                conflict('dan', 'package.json/a.py',
+                                         {certain: false, if_directory: 'package.json'})]}}),
+                describe({type: 'agent.conflict', data: {
+                    agent_name: 'carol',
+                    conflicts: [conflict('alice', 'src/a.py'), conflict('bob', 'src/b.py')]}}),
+            ];
+        }"""
+    )
+    assert lines[0] == "carol checked in — src/** (overlaps 25)"
+    assert lines[1] == "carol checked in — src/** (overlaps 1)"
+    assert lines[2] == (
+        "carol overlaps alice at src/a.py; bob at src/b.py; "
+        "dan at package.json/a.py if package.json is a directory; and 22 more"
+    )
+    assert lines[3] == "carol overlaps alice at src/a.py; bob at src/b.py"
