@@ -36,6 +36,10 @@ function normalise(p) {
   };
 }
 
+function pairSignature(p) {
+  return JSON.stringify([p.key, p.a.agent_name, p.b.agent_name, p.area, p.certain, p.filesTotal, p.files]);
+}
+
 function topDir(path) {
   const parts = path.split("/");
   if (parts.length <= 1) return "(top level)";
@@ -229,13 +233,16 @@ export class Conflicts {
     const uncertain = pairs.filter((p) => !p.certain);
     const by = this.groupSelect.value;
     const open = new Set([...this.root.querySelectorAll("details[open]")].map((d) => d.dataset.group));
+    this.rowCache = this.rowsUsed || new Map();
+    this.rowsUsed = new Map();
     const sections = [];
     if (certain.length) sections.push(this.section("Certain overlaps", "certain", certain, by, open));
     if (uncertain.length) {
       sections.push(this.section("Only if a path is a directory", "uncertain", uncertain, by, open));
     }
-    this.root.replaceChildren(...sections);
-    for (const group of this.root.querySelectorAll("details[open]")) this.fillGroup(group);
+    const shown = this.root.children;
+    if (shown.length !== sections.length || sections.some((x, i) => shown[i] !== x)) this.root.replaceChildren(...sections);
+    for (const group of this.root.querySelectorAll("details[open][data-lazy]")) this.fillGroup(group);
     $("#conflicts-count").textContent = String(this.total);
     $("#conflicts-empty").hidden = pairs.length > 0;
     $("#conflicts-empty").textContent = this.pairs.size
@@ -248,36 +255,52 @@ export class Conflicts {
     }
   }
 
+  /** A section's element, made once per kind and updated in place. */
   section(title, kind, pairs, by, open) {
+    this.sections = this.sections || {};
+    let sec = this.sections[kind];
+    if (!sec) {
+      const count = el("span", { class: "count" });
+      const list = el("ul", { class: "groups" });
+      sec = { node: el("section", { class: `certainty ${kind}`, "aria-label": title }, el("h3", {}, title, " ", count), list), count, list };
+      this.sections[kind] = sec;
+    }
+    sec.count.textContent = String(pairs.length);
     const groups = by === "path" ? this.byPath(pairs) : this.byAgent(pairs);
-    this.groups = this.groups || new Map();
-    return el(
-      "section",
-      { class: `certainty ${kind}`, "aria-label": title },
-      el("h3", {}, title, " ", el("span", { class: "count", text: String(pairs.length) })),
-      el(
-        "ul",
-        { class: "groups" },
-        groups.map((g) => {
-          if (g.pairs.length === 1) return this.pairRow(g.pairs[0]);
-          const id = `${kind}:${by}:${g.key}`;
-          this.groups.set(id, g.pairs);
-          const details = el(
-            "details",
-            { class: "group", "data-group": id, "data-lazy": "1", "data-agents": g.agents },
-            el(
-              "summary",
-              {},
-              el("span", { class: "hot", text: g.label }),
-              el("span", { class: "hot-detail", text: g.detail }),
-            ),
-            el("ul", { class: "pairs" }),
-          );
-          if (open.has(id)) details.open = true;
-          return el("li", { class: "group-row" }, details);
-        }),
-      ),
-    );
+    this.groups = new Map([...(this.groups || new Map())].filter(([id]) => !id.startsWith(`${kind}:`)));
+    const rows = groups.map((g) => {
+      if (g.pairs.length === 1) return this.cachedRow(`p:${g.pairs[0].key}`, pairSignature(g.pairs[0]), () => this.pairRow(g.pairs[0]));
+      const id = `${kind}:${by}:${g.key}`;
+      this.groups.set(id, g.pairs);
+      const sig = `${g.label}|${g.detail}|${g.agents}|${g.pairs.map(pairSignature).join(",")}`;
+      return this.cachedRow(`g:${id}`, sig, () => {
+        const details = el(
+          "details",
+          { class: "group", "data-group": id, "data-lazy": "1", "data-agents": g.agents },
+          el("summary", {}, el("span", { class: "hot", text: g.label }), el("span", { class: "hot-detail", text: g.detail })),
+          el("ul", { class: "pairs" }),
+        );
+        if (open.has(id)) details.open = true;
+        return el("li", { class: "group-row" }, details);
+      });
+    });
+    // Rows that did not change are the same nodes: the list is only touched when it differs.
+    const current = sec.list.children;
+    const same = current.length === rows.length && rows.every((row, i) => current[i] === row);
+    if (!same) sec.list.replaceChildren(...rows);
+    return sec.node;
+  }
+
+  /** The row drawn last time under `key` when it showed the same thing, else a new one. */
+  cachedRow(key, sig, make) {
+    const hit = this.rowCache.get(key);
+    if (hit && hit.sig === sig) {
+      this.rowsUsed.set(key, hit);
+      return hit.node;
+    }
+    const fresh = { sig, node: make() };
+    this.rowsUsed.set(key, fresh);
+    return fresh.node;
   }
 
   fillGroup(details) {

@@ -9,7 +9,7 @@ import { $, el } from "./dom.js";
 
 const WILD = /[*?[\]{}]/;
 const OPEN_DEPTH = 1; // nodes this deep or shallower start open
-const THROTTLE_MS = 400;
+const THROTTLE_MS = 1000;
 
 /** [literal directories..., reachesBelow] of a normalised pattern. */
 export function anchor(pattern) {
