@@ -3,7 +3,7 @@
 import { Api, Unauthorized, forgetKey, storeKey, storedKey } from "./api.js";
 import { Conflicts } from "./conflicts.js";
 import { Coordination } from "./coordination.js";
-import { $ } from "./dom.js";
+import { $, frameBatcher } from "./dom.js";
 import { Feed } from "./feed.js";
 import { Focus } from "./focus.js";
 import { Presence } from "./presence.js";
@@ -151,8 +151,12 @@ class Dashboard {
     }
   }
 
+  /** The header's offset, written once per frame (every event would relayout the header). */
   showOffset(offset) {
-    if (offset !== null && offset !== undefined) $("#offset").textContent = String(offset);
+    if (offset === null || offset === undefined) return;
+    this.shownOffset = offset;
+    this.drawOffset = this.drawOffset || frameBatcher(() => ($("#offset").textContent = String(this.shownOffset)));
+    this.drawOffset();
   }
 
   connection(name, detail) {
