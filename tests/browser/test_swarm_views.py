@@ -84,7 +84,7 @@ def test_thirty_agents_read_as_hotspots_with_their_partners(
     board = open_board()
     board.log_in()
     page = board.page
-    sessions, _ = _swarm(board)
+    sessions, extra = _swarm(board)
     expect(page.locator("#agents-count")).to_have_text("30", timeout=5000)
     server = _server_pairs(board)
     expect(page.locator("#conflicts-count")).to_have_text(str(server["total"]), timeout=5000)
@@ -138,6 +138,16 @@ def test_thirty_agents_read_as_hotspots_with_their_partners(
     expect(page.locator('#leases li[data-resource="deploy:staging"] .left')).to_contain_text("left")
     expect(page.locator("#votes li.status-pending")).to_contain_text("closes in")
 
+    # The picture shows a focused agent (its task, lease, messages, timeline) and the
+    # claimants of a directory, too.
+    worker = extra["worker"]["agent_name"]
+    board.card(worker).locator("button[data-select]").click()
+    expect(page.locator("#focus ol.timeline li").first).to_be_visible(timeout=3000)
+    expect(page.locator("#focus")).to_contain_text("Fix the login redirect")
+    expect(page.locator("#focus")).to_contain_text("db:migrations")
+    page.locator('button[data-toggle="src"]').click()
+    page.locator('button[data-node="src/api"]').click()
+    expect(page.locator("#tree-detail")).to_contain_text("claude-lint-1")
     page.wait_for_timeout(1200)
     assert axe_violations(page) == []
     _shot(board, tmp_path, "dashboard-30.png")
