@@ -349,7 +349,7 @@ def run(server: ServerProcess, args: argparse.Namespace, sync_playwright: Any) -
             "p95 <= 150 ms",
         ),
         ("  the same from the HTTP call's start", spread(data["cards"]), ""),
-        ("event to page (server + socket, before drawing)", spread(data["arrived"]), ""),
+        ("event to page (server, socket, main thread free)", spread(data["arrived"]), ""),
         ("JS heap used before / after", f"{heap_before:.1f} / {heap_after:.1f} MB", ""),
         ("cards in the page (virtualised)", f"{cards_now} of {args.agents}", ""),
     ]

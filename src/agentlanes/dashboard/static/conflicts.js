@@ -9,8 +9,8 @@ import { NotFound } from "./api.js";
 import { $, debounce, el } from "./dom.js";
 
 const LIMIT = 2000;
-const DEBOUNCE_MS = 120;
-const MAX_WAIT_MS = 600;
+const DEBOUNCE_MS = 200;
+const MAX_WAIT_MS = 800;
 const ANNOUNCE_NAMES = 3;
 
 function pairKey(a, b) {

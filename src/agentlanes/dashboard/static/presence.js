@@ -20,6 +20,16 @@ function byStart(a, b) {
   return (a.started_at || "").localeCompare(b.started_at || "") || a.agent_name.localeCompare(b.agent_name);
 }
 
+function samePartners(a, b) {
+  if (!a || !b) return a === b;
+  return (
+    a.total === b.total &&
+    a.certainTotal === b.certainTotal &&
+    a.certain.join("\n") === b.certain.join("\n") &&
+    a.uncertain.join("\n") === b.uncertain.join("\n")
+  );
+}
+
 export class Presence {
   /** hooks: select(sessionId), changed(kind) with kind "scope" | "list" */
   constructor(api, hooks) {
@@ -167,7 +177,7 @@ export class Presence {
     for (const id of new Set([...before.keys(), ...partners.keys()])) {
       const a = before.get(id);
       const b = partners.get(id);
-      if (JSON.stringify(a) !== JSON.stringify(b)) this.dirty.add(id);
+      if (!samePartners(a, b)) this.dirty.add(id);
     }
     this.listDirty = true; // the "in conflict" filter may change
     this.schedule();
