@@ -119,6 +119,12 @@ def test_stale_is_two_intervals_late_and_a_heartbeating_agent_never_is(open_boar
             # No fading: the text keeps its contrast; the words and the edge say it.
             assert float(card.evaluate("c => getComputedStyle(c).opacity")) == 1
             expect(card.locator(".beat")).to_contain_text("stale")
+            # The "stale" filter shows it alone.
+            board.page.locator("#f-stale").check()
+            expect(board.page.locator("#agents li.card")).to_have_count(1)
+            expect(card).to_be_visible()
+            board.page.locator("#f-stale").uncheck()
+            expect(board.page.locator("#agents li.card")).to_have_count(2)
         board.page.wait_for_timeout(250)
     assert stale_at is not None, "the silent agent never showed as stale"
     assert stale_at >= 2.5, f"stale after {stale_at:.1f} s: before two intervals were missed"

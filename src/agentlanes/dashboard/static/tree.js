@@ -24,7 +24,7 @@ export function anchor(pattern) {
   // What follows the literal part reaches into subdirectories when it has `**` or more
   // than one segment; a whole literal may name a directory, so it may reach below too.
   const below = dir || rest.length === 0 || rest.length > 1 || rest.some((x) => x.includes("**"));
-  return { path: literal, below };
+  return { path: literal, below, dir: dir || rest.length > 0 };
 }
 
 class Node {
@@ -35,6 +35,7 @@ class Node {
     this.children = new Map();
     this.here = new Map(); // session id -> [patterns filed here]
     this.reach = new Set(); // session ids with a pattern filed here that reaches below
+    this.dir = false; // some pattern goes on below it, so it is a directory
     this.below = new Set(); // session ids claiming at or below
     this.hot = false;
     this.claimants = new Set(); // here or reaching from above
@@ -91,7 +92,7 @@ export class ClaimTree {
     const root = new Node("", "", 0);
     for (const s of this.hooks.sessions().values()) {
       for (const pattern of s.declared_files || []) {
-        const { path, below } = anchor(pattern);
+        const { path, below, dir } = anchor(pattern);
         let node = root;
         node.below.add(s.session_id);
         for (const name of path) {
@@ -107,6 +108,7 @@ export class ClaimTree {
         filed.push(pattern);
         node.here.set(s.session_id, filed);
         if (below) node.reach.add(s.session_id);
+        if (dir) node.dir = true;
       }
     }
     const mark = (node, inherited) => {
@@ -154,7 +156,7 @@ export class ClaimTree {
   row(node) {
     const hasChildren = node.children.size > 0;
     const isOpen = this.open.has(node.path) || node.depth < OPEN_DEPTH;
-    const label = node.path ? `${node.name}${hasChildren ? "/" : ""}` : "(repository root)";
+    const label = node.path ? `${node.name}${hasChildren || node.dir ? "/" : ""}` : "(repository root)";
     const agents = node.below.size;
     return el(
       "li",
