@@ -240,6 +240,14 @@ def test_filters_focus_timeline_and_recently_left(open_board: Any) -> None:
         "POST", "/api/v1/leases", token=alice["session_token"], json={"resource": "deploy:prod"}
     )
     assert r.status_code in (200, 201), r.text
+    r = board.call(
+        "POST", "/api/v1/tasks", token=alice["session_token"], json={"title": "Document the API"}
+    )
+    assert r.status_code == 201, r.text
+    r = board.call(
+        "POST", f"/api/v1/tasks/{r.json()['task_id']}/claim", token=alice["session_token"]
+    )
+    assert r.status_code == 200, r.text
     expect(page.locator('#leases li[data-resource="deploy:prod"]')).to_be_visible(timeout=3000)
     board.card("alice").locator("button[data-select]").click()
     focus = page.locator("#focus")
@@ -253,6 +261,8 @@ def test_filters_focus_timeline_and_recently_left(open_board: Any) -> None:
     expect(timeline.locator('li[data-type="agent.status"]')).to_contain_text("docs/api.md")
     expect(timeline.locator('li[data-type="agent.conflict"]')).not_to_have_count(0)
     expect(timeline.locator('li[data-type="message.created"]')).to_contain_text("please leave")
+    expect(timeline.locator('li[data-type="task.claimed"]')).to_contain_text("Document the API")
+    expect(focus).to_contain_text("Document the API (claimed)")
     # Its rows stand out in the other panels.
     outline = page.locator("#conflicts li.pair").evaluate("e => getComputedStyle(e).outlineStyle")
     assert outline == "solid"

@@ -38,7 +38,9 @@ class Dashboard {
     });
     this.tree = new ClaimTree({ select, sessions: () => this.presence.sessions });
     this.feed = new Feed();
-    this.coordination = new Coordination(api);
+    this.coordination = new Coordination(api, () => {
+      if (this.focus && this.focus.selected) this.focus.renderSoon();
+    });
     this.focus = new Focus(this);
     this.historyLoaded = false;
     this.wasLive = false;

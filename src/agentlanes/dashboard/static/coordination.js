@@ -49,6 +49,7 @@ class Panel {
       this.signature = signature;
       this.data = data;
       this.render(data);
+      if (this.changed) this.changed();
     } catch (error) {
       if (error instanceof NotFound) this.setAvailable(false);
       else if (!(error instanceof Unauthorized)) {
@@ -290,12 +291,14 @@ export function receiptText(m) {
 }
 
 export class Coordination {
-  constructor(api) {
+  /** changed(): a panel's list changed (the focused agent's view reads them). */
+  constructor(api, changed = () => {}) {
     this.tasks = new TasksPanel(api);
     this.leases = new LeasesPanel(api);
     this.votes = new VotesPanel(api);
     this.messages = new MessagesPanel(api);
     this.panels = [this.tasks, this.leases, this.votes, this.messages];
+    for (const panel of this.panels) panel.changed = changed;
   }
 
   refreshAll() {
