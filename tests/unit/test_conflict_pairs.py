@@ -57,10 +57,11 @@ def _kept_pairs(entry: _ProjectPairs) -> dict[tuple[str, str], set[tuple[str, ..
     for sid, partners in entry.pairs.items():
         for pair in partners.values():
             if pair.a == sid:
-                assert all(
-                    f["example"] for f in pair.files
-                )  # it may differ with the side that asked
-                files = {(f["pattern"], f["their_pattern"]) for f in pair.files}
+                views = pair.files()
+                # The example may differ with the side that asked; there always is one.
+                assert all(f["example"] for f in views)
+                assert pair.certain is (pair.overlapping_area or any(f["certain"] for f in views))
+                files = {(f["pattern"], f["their_pattern"]) for f in views}
                 out[(pair.a, pair.b)] = files | (
                     {("area",) * 2} if pair.overlapping_area else set()
                 )

@@ -47,11 +47,14 @@ class _Pair:
     a: str  # the older session
     b: str
     overlapping_area: bool
-    files: list[dict[str, Any]]
+    # As the detector answered, from the side that asked: swapped when that was ``b``.
+    # Wire dicts are made only for the pairs an answer lists.
+    overlaps: tuple[Any, ...]
+    swapped: bool
+    certain: bool
 
-    @property
-    def certain(self) -> bool:
-        return self.overlapping_area or any(f["certain"] for f in self.files)
+    def files(self) -> list[dict[str, Any]]:
+        return [_file_view(f, swap=self.swapped) for f in self.overlaps]
 
 
 @dataclass
@@ -75,23 +78,26 @@ class _ProjectPairs:
             self.detector.remove(sid)
             self.drop(sid)
         for sid in changed:
-            self.detector.add(current[sid])
+            if sid in self.scopes:
+                self.detector.remove(sid)
             self.drop(sid)
         self.scopes = current
+        # Each changed session is decided against the index *before* it joins it, so a
+        # pair of two changed sessions is decided once, by the later one (a fresh start
+        # decides n(n-1)/2 pairs, not n(n-1)).
         for sid in changed:
             sc = current[sid]
-            found = self.detector.find(
-                declared_area=sc.declared_area, patterns=sc.patterns, exclude_session_id=sid
-            )
-            for c in found:
+            for c in self.detector.find(declared_area=sc.declared_area, patterns=sc.patterns):
                 self._add(sid, c)
+            self.detector.add(sc)
 
     def _add(self, sid: str, c: Conflict) -> None:
         # Seen from the older session, whichever side was decided.
         older_is_me = self.order[sid] < self.order.get(c.session_id, len(self.order))
         a, b = (sid, c.session_id) if older_is_me else (c.session_id, sid)
-        files = [_file_view(f, swap=not older_is_me) for f in c.overlapping_files]
-        pair = _Pair(a, b, c.overlapping_area, files)
+        files = c.overlapping_files
+        certain = c.overlapping_area or any(getattr(f, "certain", True) for f in files)
+        pair = _Pair(a, b, c.overlapping_area, files, not older_is_me, certain)
         self.pairs.setdefault(a, {})[b] = pair
         self.pairs.setdefault(b, {})[a] = pair
 
@@ -126,7 +132,7 @@ def _side(sc: Scope) -> dict[str, Any]:
 def _pair_view(entry: _ProjectPairs, pair: _Pair) -> dict[str, Any]:
     a, b = entry.scopes[pair.a], entry.scopes[pair.b]
     # Certain overlaps first, so a short list still shows the ones that matter.
-    files = sorted(pair.files, key=lambda f: not f["certain"])
+    files = sorted(pair.files(), key=lambda f: not f["certain"])
     return {
         "a": _side(a),
         "b": _side(b),
