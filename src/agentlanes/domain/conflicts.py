@@ -24,14 +24,19 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .patterns import (
     GLOBSTAR,
     CompiledPattern,
     Rest,
+    certain_overlap_example,
     compile_pattern,
-    overlap_example,
+    compile_strict,
+    directory_needed,
+    is_literal,
+    names_maybe_directory,
+    overlap,
     shared_rest,
 )
 from .segments import ANY_SEGMENT
@@ -47,27 +52,53 @@ class Scope:
     patterns: tuple[str, ...]  # normalised
 
 
-class FileOverlap(NamedTuple):
-    """My pattern (or concrete path), theirs, and a path both claim.
+class _FileOverlapFields(NamedTuple):
+    pattern: str
+    their_pattern: str
+    example: str
+    certain: bool
+    if_directory: str | None
+
+
+class FileOverlap(_FileOverlapFields):
+    """My pattern (or concrete path), theirs, a path both claim, and whether for certain.
+
+    ``certain`` false: both claim ``example`` only if ``if_directory`` (a
+    prefix of it, named by a slash-less literal) is a directory.
 
     The answer types are named tuples: a check-in against thousands of
     sessions builds thousands of them, and a tuple is the cheapest immutable
     record Python makes.
     """
 
-    pattern: str
-    their_pattern: str
-    example: str
+    __slots__ = ()
+
+    def _asdict(self) -> dict[str, Any]:  # type: ignore[override]
+        """The wire shape (SPEC): ``if_directory`` only when the overlap is uncertain."""
+        out: dict[str, Any] = {
+            "pattern": self.pattern,
+            "their_pattern": self.their_pattern,
+            "example": self.example,
+            "certain": self.certain,
+        }
+        if self.if_directory is not None:
+            out["if_directory"] = self.if_directory
+        return out
 
 
 class Conflict(NamedTuple):
-    """Another live session that my scope collides with, and why."""
+    """Another live session that my scope collides with, and why.
+
+    ``certain``: the work areas are the same or some file overlap is certain
+    (what ``block`` mode refuses on).
+    """
 
     session_id: str
     agent_name: str
     declared_area: str | None
     overlapping_area: bool
     overlapping_files: tuple[FileOverlap, ...]
+    certain: bool
 
 
 class _Group:
@@ -194,9 +225,9 @@ class ConflictDetector:
                 ids[pattern] = self._free_ids.pop() if self._free_ids else len(ids)
                 self._trie_add(pattern)
                 for mine, kept in self._kept.items():
-                    example = overlap_example(mine, pattern)
-                    if example is not None:
-                        kept[pattern] = (_new(FileOverlap, (mine, pattern, example)),)
+                    found = overlap(mine, pattern)
+                    if found is not None:
+                        kept[pattern] = (_new(FileOverlap, (mine, pattern, *found)),)
             holders[sid] = None
         pids = tuple([ids[p] for p in dict.fromkeys(scope.patterns)])
         self._rows[sid] = (sid, scope.agent_name, scope.declared_area, pids)
@@ -281,11 +312,10 @@ class ConflictDetector:
                         break
                     del path[depth - 1].children[entry.prefix[depth - 1]]
 
-    def _overlaps_of(self, cp: CompiledPattern) -> dict[str, tuple[FileOverlap]]:
-        """Every live pattern sharing a path with ``cp``: {pattern: (overlap,)}
-        (see :func:`_record` for ``later``)."""
-        source = cp.source
-        found: dict[str, tuple[FileOverlap]] = {}
+    def _overlaps_of(self, cp: CompiledPattern) -> dict[str, str]:
+        """Every live pattern sharing a path with ``cp`` under the wide reading (``cp``
+        is compiled so): {pattern: example} (see :func:`_record` for ``later``)."""
+        found: dict[str, str] = {}
         later: dict[str, int] = {}
         # (mask, below the root) -> {rest key: example suffix, or None if disjoint}
         memo: dict[tuple[int, bool], dict[str, str | None]] = {}
@@ -298,10 +328,7 @@ class ConflictDetector:
         if cp.starts & cp.globstars:
             flat = self._plain_tails(cp, cp.starts, plain_memo)
         if flat is not None:
-            found = {
-                t: (_new(FileOverlap, (source, t, path + flat[key])),)
-                for t, (path, key) in self._plain_entries.items()
-            }
+            found = {t: path + flat[key] for t, (path, key) in self._plain_entries.items()}
             later = dict(self._plain_later)
         stack = [(self._root, cp.starts)]
         while stack:
@@ -326,9 +353,7 @@ class ConflictDetector:
                         example = node.path + "/" + suffix
                     else:
                         example = suffix
-                    _record(
-                        source, found, later, [(t, i, example) for t, i in group.members.items()]
-                    )
+                    _record(found, later, [(t, i, example) for t, i in group.members.items()])
             if not node.children:
                 continue
             names = cp.next_literals(mask)
@@ -343,7 +368,7 @@ class ConflictDetector:
                     if plain is not None:
                         below = child.plain_below()
                         if below is not None:
-                            _record_plain(source, found, later, below, plain)
+                            _record_plain(found, later, below, plain)
                             continue
                     after = cp.advance(mask, word)
                     if after:
@@ -370,7 +395,7 @@ class ConflictDetector:
         """
         kept = self._kept.pop(pattern, None)
         if kept is None:
-            these = self._overlaps_of(compile_pattern(pattern))
+            these = _graded(pattern, self._overlaps_of(compile_pattern(pattern)))
             budget = self._keep_per_pattern * len(self._ids)
             if not self._keep_from <= len(these) <= budget:
                 return these
@@ -484,8 +509,11 @@ class ConflictDetector:
 
         A scope overlaps when it has the same non-empty work area
         (case-sensitive) and/or one of its patterns shares a path with one of
-        ``patterns`` (normalised) or claims one of ``paths`` (normalised
-        concrete files, reported with ``example`` = the path). A conflict's
+        ``patterns`` (normalised; for certain, or only if a slash-less literal
+        is a directory) or claims one of ``paths`` (normalised concrete files,
+        reported with ``example`` = the path; always certain: a file that
+        exists has directories for parents). A conflict is ``certain`` when
+        the areas are the same or one of its overlaps is certain. A conflict's
         overlaps follow their patterns in their scope's order; the overlaps
         with one of their patterns follow my patterns, then my paths, in
         order.
@@ -515,7 +543,9 @@ class ConflictDetector:
             order = {p: k for k, p in enumerate(staged)}
             for theirs, claimed in self._claims_of(staged).items():
                 ranked = sorted(claimed, key=order.get)
-                claims = tuple([_new(FileOverlap, (p, theirs, p)) for p in ranked])
+                # A staged path is a file that exists, so its parents are
+                # directories: every claim on it is certain (docs/patterns.md).
+                claims = tuple([_new(FileOverlap, (p, theirs, p, True, None)) for p in ranked])
                 # Paths come after every pattern of mine.
                 hits[theirs] = hits.get(theirs, ()) + claims
         area_sids = self._areas.get(declared_area, {}) if declared_area else {}
@@ -532,18 +562,29 @@ class ConflictDetector:
                 sids.update(holders[theirs])
             every = self._rows
             rows = [every[sid] for sid in sorted(sids, key=self._order.__getitem__)]
-        # Pattern id -> its overlaps; () (false) where there are none.
-        by_id: list[tuple[FileOverlap, ...]] = [()] * (len(ids) + len(self._free_ids))
+        # Pattern id -> its overlaps; () (false) where there are none. And
+        # pattern id -> whether one of them is certain.
+        size = len(ids) + len(self._free_ids)
+        by_id: list[tuple[FileOverlap, ...]] = [()] * size
+        sure_by_id = [False] * size
         for theirs, overlaps in hits.items():
-            by_id[ids[theirs]] = overlaps
+            pid = ids[theirs]
+            by_id[pid] = overlaps
+            for o in overlaps:
+                if o[3]:  # certain
+                    sure_by_id[pid] = True
+                    break
         overlaps_of = by_id.__getitem__
+        sure_of = sure_by_id.__getitem__
         conflicts: list[Conflict] = []
         add = conflicts.append
         for sid, name, area, pids in rows:
             # A few short tuples each: summing them beats chaining (measured).
             files = sum(map(overlaps_of, pids), ())
             if (files or sid in area_sids) and sid != exclude_session_id:
-                add(_new(Conflict, (sid, name, area, sid in area_sids, files)))
+                same_area = sid in area_sids
+                sure = same_area or any(map(sure_of, pids))
+                add(_new(Conflict, (sid, name, area, same_area, files, sure)))
         return conflicts
 
 
@@ -557,24 +598,56 @@ _PLAIN_RESTS = {
 }
 
 
+def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
+    """Each overlap found under the wide reading ({their pattern: example}), told
+    certain or not (SPEC "File patterns"): {their pattern: (overlap,)}.
+
+    The walk finds every pair that overlaps at all; a pair is certain when
+    both claim some path for certain. When neither pattern has a brace
+    alternative ending in a slash-less literal, both read the same either
+    way, and the walk's example is certain. A literal pattern (``package.json``,
+    ``src/api``) claims only its own path for certain, so against one that is
+    a single match of the other pattern's strict regex; any other pair asks
+    the memoised strict pair verdict. An uncertain pair keeps the walk's
+    example, with the prefix of it that must be a directory.
+    """
+    strict = compile_strict(mine).regex.fullmatch
+    mine_literal = is_literal(mine)
+    mine_open = names_maybe_directory(mine)
+    out: dict[str, tuple[FileOverlap]] = {}
+    for theirs, example in found.items():
+        if not mine_open and not names_maybe_directory(theirs):
+            sure = example  # both read the same strictly and widely
+        elif is_literal(theirs):
+            sure: str | None = theirs if strict("/" + theirs) is not None else None
+        elif mine_literal:
+            sure = mine if compile_strict(theirs).regex.fullmatch("/" + mine) else None
+        else:
+            sure = certain_overlap_example(mine, theirs)
+        if sure is not None:
+            out[theirs] = (_new(FileOverlap, (mine, theirs, sure, True, None)),)
+        else:
+            need = directory_needed(mine, theirs, example)
+            out[theirs] = (_new(FileOverlap, (mine, theirs, example, False, need)),)
+    return out
+
+
 def _record_plain(
-    source: str,
-    found: dict[str, tuple[FileOverlap]],
+    found: dict[str, str],
     later: dict[str, int],
     below: list[tuple[str, int, str, str]],
     tails: dict[str, str],
 ) -> None:
-    """Record every plain pattern of ``below`` as overlapping ``source``."""
-    _record(source, found, later, [(t, i, path + tails[key]) for t, i, path, key in below])
+    """Record every plain pattern of ``below`` as overlapping."""
+    _record(found, later, [(t, i, path + tails[key]) for t, i, path, key in below])
 
 
 def _record(
-    source: str,
-    found: dict[str, tuple[FileOverlap]],
+    found: dict[str, str],
     later: dict[str, int],
     overlaps: list[tuple[str, int, str]],
 ) -> None:
-    """Record each (their pattern, alternative, example) as overlapping ``source``.
+    """Record each (their pattern, alternative, example) as overlapping.
 
     A pattern met through several of its brace alternatives keeps the first
     alternative's example; ``later`` holds the alternative a pattern was met
@@ -587,4 +660,4 @@ def _record(
             later[theirs] = index
         elif later:
             later.pop(theirs, None)
-        found[theirs] = (_new(FileOverlap, (source, theirs, example)),)
+        found[theirs] = example
