@@ -504,7 +504,9 @@ class CompiledPattern(Automaton):
         """Matches "/" + path for the paths matched by an alternative ending in a literal
         segment (of a pattern compiled strictly): those may be directories."""
         alts = tuple(
-            alt for alt in self.alternatives if alt[-1] is not GLOBSTAR and alt[-1].literal is not None  # type: ignore[union-attr]
+            alt
+            for alt in self.alternatives
+            if alt[-1] is not GLOBSTAR and alt[-1].literal is not None  # type: ignore[union-attr]
         )
         return _regex(alts) if alts else re.compile("(?!)")
 

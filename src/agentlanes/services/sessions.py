@@ -79,7 +79,9 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             last_heartbeat_at=now,
             expires_at=now + _ttl(project),
         )
-        if conflicts and project.conflict_mode == "block":
+        # Block mode refuses on certain overlaps and shared areas only (SPEC);
+        # overlaps that hold only if a path is a directory are reported, never block.
+        if project.conflict_mode == "block" and any(c["certain"] for c in conflicts):
             session.status = "blocked"
             session.outcome_status = "blocked"
             session.ended_at = now
@@ -247,7 +249,8 @@ async def update_status(
                 session.declared_area,
                 list(session.declared_files or []),
             )
-            if conflicts and scope_changed and project.conflict_mode == "block":
+            refused = any(c["certain"] for c in conflicts)  # as check-in: certain ones only
+            if refused and scope_changed and project.conflict_mode == "block":
                 raise Conflict(
                     f"scope change refused: {len(conflicts)} live session(s) overlap "
                     "(project is in block mode); the old scope stays",
