@@ -256,23 +256,21 @@ def test_detector_agrees_with_all_pairs(
     found = {c.session_id: c for c in detector.find(patterns=mine, paths=paths)}
     for s in scopes:
         pairs = {
-            (m, t, o.certain, o.if_directory)
+            (m, t, o.certain)
             for m in dict.fromkeys(mine)
             for t in s.patterns
             if (o := overlap(m, t)) is not None  # type: ignore[assignment]
         } | {
             # a staged path exists, so its parents are directories: always certain
-            (p, t, True, None)
+            (p, t, True)
             for p in dict.fromkeys(paths)
             for t in s.patterns
             if oracle_claims(t, p)
         }
         if pairs:
             conflict = found[s.session_id]
-            got = {
-                (o.pattern, o.their_pattern, o.certain, o.if_directory)
-                for o in conflict.overlapping_files
-            }
+            # (the examples may differ; each is checked in the test below)
+            got = {(o.pattern, o.their_pattern, o.certain) for o in conflict.overlapping_files}
             assert got == pairs
             assert conflict.certain is any(p[2] for p in pairs)
         else:

@@ -30,7 +30,7 @@ from .patterns import (
     GLOBSTAR,
     CompiledPattern,
     Rest,
-    certain_overlap_example,
+    certain_example,
     compile_pattern,
     compile_strict,
     directory_needed,
@@ -570,10 +570,9 @@ class ConflictDetector:
         for theirs, overlaps in hits.items():
             pid = ids[theirs]
             by_id[pid] = overlaps
-            for o in overlaps:
-                if o[3]:  # certain
-                    sure_by_id[pid] = True
-                    break
+            # o[3]: certain. Most live patterns overlap one of mine: look at that first.
+            if overlaps[0][3] or (len(overlaps) > 1 and any(o[3] for o in overlaps)):
+                sure_by_id[pid] = True
         overlaps_of = by_id.__getitem__
         sure_of = sure_by_id.__getitem__
         conflicts: list[Conflict] = []
@@ -602,28 +601,27 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
     """Each overlap found under the wide reading ({their pattern: example}), told
     certain or not (SPEC "File patterns"): {their pattern: (overlap,)}.
 
-    The walk finds every pair that overlaps at all; a pair is certain when
-    both claim some path for certain. When neither pattern has a brace
-    alternative ending in a slash-less literal, both read the same either
-    way, and the walk's example is certain. A literal pattern (``package.json``,
-    ``src/api``) claims only its own path for certain, so against one that is
-    a single match of the other pattern's strict regex; any other pair asks
-    the memoised strict pair verdict. An uncertain pair keeps the walk's
-    example, with the prefix of it that must be a directory.
+    The walk finds every pair that overlaps at all; a pair is certain when both
+    claim some path for certain (:func:`certain_example`, inlined here for the
+    common cases: an answer may hold thousands). An uncertain pair keeps the
+    walk's example, with the prefix of it that must be a directory.
     """
-    strict = compile_strict(mine).regex.fullmatch
-    mine_literal = is_literal(mine)
     mine_open = names_maybe_directory(mine)
+    strict = None if is_literal(mine) else compile_strict(mine)
+    prefixes: dict[tuple[str, ...], int] = {}  # literal paths share their directories
     out: dict[str, tuple[FileOverlap]] = {}
     for theirs, example in found.items():
         if not mine_open and not names_maybe_directory(theirs):
-            sure = example  # both read the same strictly and widely
+            sure: str | None = example  # both read the same strictly and widely
         elif is_literal(theirs):
-            sure: str | None = theirs if strict("/" + theirs) is not None else None
-        elif mine_literal:
-            sure = mine if compile_strict(theirs).regex.fullmatch("/" + mine) else None
+            # It claims only its own path for certain: does mine claim that path?
+            if strict is None:
+                sure = theirs if theirs == mine else None
+            else:
+                words = tuple(theirs.split("/"))
+                sure = theirs if strict.mask_after(words, prefixes) & strict.ends else None
         else:
-            sure = certain_overlap_example(mine, theirs)
+            sure = certain_example(mine, theirs, example)
         if sure is not None:
             out[theirs] = (_new(FileOverlap, (mine, theirs, sure, True, None)),)
         else:

@@ -250,6 +250,11 @@ class Automaton:
         self.literals = tuple(s.literal if s is not None else None for s in segs)
         self.globstars = _mask(globstars)
         self.ends = _mask(ends)
+        # Ends right after a literal segment: in a strictly compiled pattern, where
+        # an alternative ending in a slash-less literal matches (maybe a directory).
+        self.literal_ends = _mask(
+            [e for e in ends if e and kinds[e - 1] == _SEG and segs[e - 1].literal is not None]  # type: ignore[union-attr]
+        )
         self.witnessed = _mask(witnessed)  # segment positions that accept some valid word
         self.by_segment = {seg: _mask(ps) for seg, ps in by_segment.items()}
         self.segments = _mask([p for ps in by_segment.values() for p in ps])
@@ -499,17 +504,6 @@ class CompiledPattern(Automaton):
         """Matches "/" + path for exactly the paths the pattern claims (built on first use)."""
         return _regex(self.alternatives)
 
-    @cached_property
-    def maybe_directory_regex(self) -> re.Pattern[str]:
-        """Matches "/" + path for the paths matched by an alternative ending in a literal
-        segment (of a pattern compiled strictly): those may be directories."""
-        alts = tuple(
-            alt
-            for alt in self.alternatives
-            if alt[-1] is not GLOBSTAR and alt[-1].literal is not None  # type: ignore[union-attr]
-        )
-        return _regex(alts) if alts else re.compile("(?!)")
-
     def claims(self, path: str) -> bool:
         """Same verdict as :func:`claims` for a normalised path, much faster."""
         return self.regex.fullmatch("/" + path) is not None
@@ -651,6 +645,8 @@ def compile_pattern(pattern: str) -> CompiledPattern:
 def compile_strict(pattern: str) -> CompiledPattern:
     """Compile a normalised pattern under the strict reading (cached): what it claims
     for certain, never reading a slash-less literal as a directory."""
+    if not names_maybe_directory(pattern):
+        return compile_pattern(pattern)  # both readings are the same
     alternatives = tuple(
         _compile_alternative(alt, strict=True) for alt in _expand(pattern, _EXPANSION_CAP)
     )
@@ -815,17 +811,32 @@ def overlap(a: str, b: str) -> Overlap | None:
     uncertain. The verdict and the example do not depend on argument order.
     Memoised (two string verdicts per pair).
     """
-    pair = a + "\x00" + b if a <= b else b + "\x00" + a
-    example = _overlap(pair)
+    example = _overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
     if example is None:
         return None
-    if not (names_maybe_directory(a) or names_maybe_directory(b)):
-        # Both readings of both patterns are the same: the example is certain.
-        return Overlap(example, True, None)
-    sure = _certain_overlap(pair)
+    sure = certain_example(a, b, example)
     if sure is not None:
         return Overlap(sure, True, None)
     return Overlap(example, False, directory_needed(a, b, example))
+
+
+def certain_example(a: str, b: str, example: str) -> str | None:
+    """A path both claim for certain, or None; given that they overlap (under the
+    wide reading) at ``example``. Symmetric. Cheap where it can be:
+
+    - when neither pattern has a brace alternative ending in a slash-less
+      literal, both read the same either way: ``example`` is certain;
+    - a literal pattern (``package.json``) claims only its own path for
+      certain: one match of the other's strict regex decides;
+    - else the memoised strict pair verdict.
+    """
+    if not (names_maybe_directory(a) or names_maybe_directory(b)):
+        return example
+    if is_literal(b):
+        return b if claims_strictly(a, b) else None
+    if is_literal(a):
+        return a if claims_strictly(b, a) else None
+    return _certain_overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
 
 
 def overlap_example(a: str, b: str) -> str | None:
@@ -852,23 +863,50 @@ def directory_needed(a: str, b: str, example: str) -> str | None:
     longer one being a directory makes the shorter one a directory too); the
     pair needs the longer of the two sides' needs.
     """
-    k = max(_needs(a, example), _needs(b, example))
-    return "/".join(example.split("/")[:k]) if k else None
+    return leading(example, max(needs_directory(a, example), needs_directory(b, example)))
+
+
+def leading(path: str, k: int) -> str | None:
+    """The first ``k`` segments of ``path``; None for none."""
+    return "/".join(path.split("/")[:k]) if k else None
+
+
+def needs_directory(pattern: str, path: str) -> int:
+    """0 when ``pattern`` claims ``path`` for certain; else the number of leading
+    segments of ``path`` that must name a directory for it to claim ``path``
+    (the fewest: a longer prefix being a directory makes a shorter one one too).
+    Memoised. ValueError when it does not claim ``path`` even so."""
+    if is_literal(pattern):  # claims itself for certain, and below only as a directory
+        return 0 if path == pattern else pattern.count("/") + 1
+    return _needs(pattern + "\x00" + path)
 
 
 @lru_cache(maxsize=65536)
-def _needs(pattern: str, path: str) -> int:
-    """0 when ``pattern`` claims ``path`` for certain; else the number of leading
-    segments of ``path`` that must name a directory for it to claim ``path``."""
+def _needs(key: str) -> int:
+    pattern, _, path = key.partition("\x00")
     cp = compile_strict(pattern)
-    if cp.claims(path):
+    words = path.split("/")
+    mask = cp.starts
+    first = 0  # the fewest leading words matched by an alternative ending in a literal
+    for k, word in enumerate(words, 1):
+        mask = cp.advance(mask, word)
+        if not mask:
+            break
+        if not first and k < len(words) and mask & cp.literal_ends:
+            first = k
+    if mask & cp.ends:
         return 0
-    segs = path.split("/")
-    below = cp.maybe_directory_regex
-    for k in range(1, len(segs)):
-        if below.fullmatch("/" + "/".join(segs[:k])):
-            return k
+    if first:
+        return first
     raise ValueError(f"{pattern!r} does not claim {path!r}")
+
+
+def claims_strictly(pattern: str, path: str) -> bool:
+    """:func:`claims_for_certain` by the compiled pattern (fast; a normalised path)."""
+    if is_literal(pattern):
+        return path == pattern
+    cp = compile_strict(pattern)
+    return cp.accepts(cp.starts, tuple(path.split("/")))
 
 
 @lru_cache(maxsize=262144)
