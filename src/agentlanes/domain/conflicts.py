@@ -17,6 +17,11 @@ pattern filed there can share a path with it. At each node it visits, one
 memoised search per group decides every pattern of that group exactly and
 spells the example. Staged paths walk the same trie alongside the sorted
 paths, so a subtree is only visited when some staged path lies below it.
+
+The walk reads patterns widely (a slash-less literal may be a directory), so
+it finds every pair that overlaps at all; each pair found is then told
+certain or not (:func:`_graded`), and an uncertain one carries the prefix of
+its example that must be a directory.
 """
 
 from __future__ import annotations

@@ -2,10 +2,14 @@
 
 Semantics (SPEC "File patterns"): wcmatch ``globmatch`` with ``GLOBSTAR |
 BRACE | DOTGLOB`` (plus ``FORCEUNIX`` so a developer's laptop and the server
-agree), and a pattern whose last segment has no wildcard also claims what
-lies below what it matches. Two patterns overlap when a valid relative path
-is claimed by both; :func:`overlap_example` decides that exactly and returns
-such a path.
+agree). A brace alternative ending in ``/`` also claims everything below what
+it matches; one whose last segment has no wildcard (``Makefile``) claims
+what lies below what it matches only if that is a directory. Two patterns
+overlap for certain when a valid relative path is claimed by both without
+reading such a literal as a directory (the strict reading), else only if a
+directory when one is claimed by both once such literals may be directories
+(the wide reading). :func:`overlap` decides both exactly and returns an
+example; :func:`overlap_example` is the wide decision alone.
 
 How: braces are expanded (by ``bracex``, as wcmatch does), each alternative
 becomes a list of elements — a parsed segment, or ``GLOBSTAR`` (zero or more
@@ -827,7 +831,7 @@ def certain_example(a: str, b: str, example: str) -> str | None:
     - when neither pattern has a brace alternative ending in a slash-less
       literal, both read the same either way: ``example`` is certain;
     - a literal pattern (``package.json``) claims only its own path for
-      certain: one match of the other's strict regex decides;
+      certain: one read of the other's strict automaton decides;
     - else the memoised strict pair verdict.
     """
     if not (names_maybe_directory(a) or names_maybe_directory(b)):
