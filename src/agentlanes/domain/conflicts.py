@@ -29,6 +29,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from .patterns import (
@@ -38,9 +39,9 @@ from .patterns import (
     certain_example,
     compile_pattern,
     compile_strict,
-    directory_needed,
     is_literal,
     names_maybe_directory,
+    needs_directory,
     overlap,
     shared_rest,
 )
@@ -567,19 +568,11 @@ class ConflictDetector:
                 sids.update(holders[theirs])
             every = self._rows
             rows = [every[sid] for sid in sorted(sids, key=self._order.__getitem__)]
-        # Pattern id -> its overlaps; () (false) where there are none. And
-        # pattern id -> whether one of them is certain.
-        size = len(ids) + len(self._free_ids)
-        by_id: list[tuple[FileOverlap, ...]] = [()] * size
-        sure_by_id = [False] * size
+        # Pattern id -> its overlaps; () (false) where there are none.
+        by_id: list[tuple[FileOverlap, ...]] = [()] * (len(ids) + len(self._free_ids))
         for theirs, overlaps in hits.items():
-            pid = ids[theirs]
-            by_id[pid] = overlaps
-            # o[3]: certain. Most live patterns overlap one of mine: look at that first.
-            if overlaps[0][3] or (len(overlaps) > 1 and any(o[3] for o in overlaps)):
-                sure_by_id[pid] = True
+            by_id[ids[theirs]] = overlaps
         overlaps_of = by_id.__getitem__
-        sure_of = sure_by_id.__getitem__
         conflicts: list[Conflict] = []
         add = conflicts.append
         for sid, name, area, pids in rows:
@@ -587,12 +580,13 @@ class ConflictDetector:
             files = sum(map(overlaps_of, pids), ())
             if (files or sid in area_sids) and sid != exclude_session_id:
                 same_area = sid in area_sids
-                sure = same_area or any(map(sure_of, pids))
+                sure = same_area or any(map(_is_certain, files))
                 add(_new(Conflict, (sid, name, area, same_area, files, sure)))
         return conflicts
 
 
 _Row = tuple[str, str, str | None, tuple[int, ...]]
+_is_certain = itemgetter(3)  # FileOverlap.certain, read without a Python-level call
 # tuple.__new__ builds a named tuple without the Python-level call its
 # constructor makes: noticeably cheaper when an answer holds thousands.
 _new = tuple.__new__
@@ -612,26 +606,47 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
     walk's example, with the prefix of it that must be a directory.
     """
     mine_open = names_maybe_directory(mine)
-    strict = None if is_literal(mine) else compile_strict(mine)
+    mine_literal = is_literal(mine)
+    strict = None if mine_literal else compile_strict(mine)
     prefixes: dict[tuple[str, ...], int] = {}  # literal paths share their directories
     out: dict[str, tuple[FileOverlap]] = {}
     for theirs, example in found.items():
-        if not mine_open and not names_maybe_directory(theirs):
+        theirs_open = names_maybe_directory(theirs)
+        if not mine_open and not theirs_open:
             sure: str | None = example  # both read the same strictly and widely
         elif is_literal(theirs):
             # It claims only its own path for certain: does mine claim that path?
-            if strict is None:
+            if example == theirs and not mine_open:
+                sure = theirs  # mine claims it, and reads the same either way
+            elif strict is None:
                 sure = theirs if theirs == mine else None
             else:
                 words = tuple(theirs.split("/"))
                 sure = theirs if strict.mask_after(words, prefixes) & strict.ends else None
+        elif mine_literal and not theirs_open and "{" not in theirs:
+            # Mine claims only its own path for certain, theirs (one alternative, read
+            # the same either way) claims for certain all it claims, and the walk
+            # spelled the shortest path both claim: certain exactly when that is mine.
+            sure = mine if example == mine else None
         else:
             sure = certain_example(mine, theirs, example)
         if sure is not None:
             out[theirs] = (_new(FileOverlap, (mine, theirs, sure, True, None)),)
+            continue
+        # Uncertain: the prefix of the example that must be a directory. A literal
+        # side needs its own path (unless the example is it), a side that reads the
+        # same either way needs nothing.
+        if mine_literal:
+            k = 0 if example == mine else mine.count("/") + 1
         else:
-            need = directory_needed(mine, theirs, example)
-            out[theirs] = (_new(FileOverlap, (mine, theirs, example, False, need)),)
+            k = needs_directory(mine, example) if mine_open else 0
+        if theirs_open:
+            if is_literal(theirs):
+                k = max(k, 0 if example == theirs else theirs.count("/") + 1)
+            else:
+                k = max(k, needs_directory(theirs, example))
+        need = "/".join(example.split("/")[:k])
+        out[theirs] = (_new(FileOverlap, (mine, theirs, example, False, need)),)
     return out
 
 

@@ -163,6 +163,9 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
 
 def _expand(pattern: str, limit: int) -> list[str]:
     """Brace alternatives exactly as wcmatch makes them; PatternError if too many."""
+    if "{" not in pattern:  # no brace: the pattern itself (bracex would say so, slowly)
+        collapsed = _MULTI_SLASH.sub("/", pattern)
+        return [collapsed] if collapsed else []
     try:
         expanded = bracex.iexpand(pattern, keep_escapes=True, limit=0, return_empty=True)
         alts = list(islice(expanded, limit + 1))
@@ -460,6 +463,8 @@ class CompiledPattern(Automaton):
         super().__init__(alternatives)
         self.source = source
         self.name = source if name is None else name  # names this reading in memo keys
+        # Some alternative ends in a slash-less literal (set by compile_pattern).
+        self.maybe_directory = False
         self._shapes: dict[int, str | tuple[str, int]] = {}
         self.alternatives = alternatives
         # Leading literal segments common to all alternatives.
@@ -639,10 +644,12 @@ def compile_pattern(pattern: str) -> CompiledPattern:
     """Compile a normalised pattern under the wide reading (cached): a literal last
     segment also claims everything below what it matches, as if it were a
     directory. Limits were checked when normalising."""
-    alternatives = tuple(
-        _compile_alternative(alt, strict=False) for alt in _expand(pattern, _EXPANSION_CAP)
+    texts = _expand(pattern, _EXPANSION_CAP)
+    cp = CompiledPattern(pattern, tuple(_compile_alternative(alt, strict=False) for alt in texts))
+    cp.maybe_directory = any(
+        not alt.endswith("/") and _last_segment_is_literal(alt) for alt in texts
     )
-    return CompiledPattern(pattern, alternatives)
+    return cp
 
 
 @lru_cache(maxsize=8192)
@@ -681,14 +688,10 @@ def _compile_alternative(alt: str, *, strict: bool) -> Alternative:
     return tuple(elements)
 
 
-@lru_cache(maxsize=65536)
 def names_maybe_directory(pattern: str) -> bool:
     """Whether some brace alternative of a normalised pattern ends with a literal
     segment and no '/': only then do its strict and wide readings differ."""
-    return any(
-        not alt.endswith("/") and _last_segment_is_literal(alt)
-        for alt in _expand(pattern, _EXPANSION_CAP)
-    )
+    return compile_pattern(pattern).maybe_directory
 
 
 _SPECIAL = re.compile(r"[*?\[\\{]")
@@ -882,6 +885,8 @@ def needs_directory(pattern: str, path: str) -> int:
     Memoised. ValueError when it does not claim ``path`` even so."""
     if is_literal(pattern):  # claims itself for certain, and below only as a directory
         return 0 if path == pattern else pattern.count("/") + 1
+    if not names_maybe_directory(pattern):
+        return 0  # reads the same widely and strictly: what it claims, it claims for certain
     return _needs(pattern + "\x00" + path)
 
 
@@ -1164,7 +1169,6 @@ def clear_caches() -> None:
         claims,
         claims_for_certain,
         is_literal,
-        names_maybe_directory,
         sg.parse_segment,
     ):
         fn.cache_clear()
