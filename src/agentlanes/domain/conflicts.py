@@ -608,6 +608,7 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
     mine_open = names_maybe_directory(mine)
     mine_literal = is_literal(mine)
     strict = None if mine_literal else compile_strict(mine)
+    tail = "" if strict is None else strict.fixed_tail  # '.md' for '**/*.md'
     prefixes: dict[tuple[str, ...], int] = {}  # literal paths share their directories
     out: dict[str, tuple[FileOverlap]] = {}
     for theirs, example in found.items():
@@ -620,6 +621,8 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
                 sure = theirs  # mine claims it, and reads the same either way
             elif strict is None:
                 sure = theirs if theirs == mine else None
+            elif not theirs.endswith(tail):
+                sure = None  # mine matches only paths ending with its tail
             else:
                 words = tuple(theirs.split("/"))
                 sure = theirs if strict.mask_after(words, prefixes) & strict.ends else None

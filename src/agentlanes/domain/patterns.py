@@ -513,6 +513,23 @@ class CompiledPattern(Automaton):
         """Matches "/" + path for exactly the paths the pattern claims (built on first use)."""
         return _regex(self.alternatives)
 
+    @cached_property
+    def fixed_tail(self) -> str:
+        """The characters every path this pattern matches ends with ('.md' for
+        '**/*.md'); '' when an alternative ends with '**'. A cheap refusal: a path
+        without it is not matched."""
+        tails: list[str] = []
+        for alt in self.alternatives:
+            last = alt[-1]
+            if last is GLOBSTAR:
+                return ""
+            tails.append(last.tail)  # type: ignore[union-attr]
+        shortest = min(tails, key=len)
+        n = len(shortest)
+        while n and not all(t.endswith(shortest[len(shortest) - n :]) for t in tails):
+            n -= 1
+        return shortest[len(shortest) - n :] if n else ""
+
     def claims(self, path: str) -> bool:
         """Same verdict as :func:`claims` for a normalised path, much faster."""
         return self.regex.fullmatch("/" + path) is not None
@@ -915,6 +932,8 @@ def claims_strictly(pattern: str, path: str) -> bool:
     if is_literal(pattern):
         return path == pattern
     cp = compile_strict(pattern)
+    if not path.endswith(cp.fixed_tail):
+        return False
     return cp.accepts(cp.starts, tuple(path.split("/")))
 
 
