@@ -30,6 +30,7 @@ from agentlanes.domain.patterns import (
     _search,
     claims,
     claims_for_certain,
+    claims_strictly,
     compile_pattern,
     compile_strict,
     normalise_path,
@@ -227,6 +228,9 @@ def test_claims_and_the_compiled_matcher_agree_with_wcmatch(p: str, raw: str) ->
     for_certain = oracle_claims(p, concrete, wide=False)
     assert claims_for_certain(p, concrete) is for_certain
     assert compile_strict(p).claims(concrete) is for_certain
+    assert claims_strictly(p, concrete) is for_certain  # the fast path, fixed tail first
+    if for_certain:
+        assert concrete.endswith(compile_strict(p).fixed_tail)
 
 
 @SLOW
