@@ -50,9 +50,12 @@ def test_block_mode_refuses_a_certain_overlap(block_api: Api) -> None:
 
 def test_block_mode_refuses_when_one_overlap_of_several_is_certain(block_api: Api) -> None:
     block_api.checkin(agent_name="alice", declared_files=["package.json", "src/a.py"])
+    block_api.checkin(agent_name="carol", declared_files=["Makefile"])  # only if a directory
     r = block_api.post("/checkin", {"agent_name": "bob", "declared_files": ["**/*.py"]})
     assert r.status_code == 409, r.text
-    [conflict] = r.json()["conflicts"]
+    assert "1 live session(s) overlap for certain" in r.json()["error"]["message"]
+    assert [c["certain"] for c in r.json()["conflicts"]] == [True, False]
+    conflict = r.json()["conflicts"][0]
     assert conflict["certain"] is True
     assert [o["certain"] for o in conflict["overlapping_files"]] == [False, True]
 

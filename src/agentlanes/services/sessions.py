@@ -124,8 +124,8 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
 
     if blocked:
         raise Conflict(
-            f"check-in refused: {len(conflicts)} live session(s) overlap "
-            "(project is in block mode)",
+            f"check-in refused: {sum(c['certain'] for c in conflicts)} live session(s) "
+            "overlap for certain (project is in block mode)",
             outcome_status="blocked",
             session_id=session.id,
             conflicts=conflicts,
@@ -249,10 +249,10 @@ async def update_status(
                 session.declared_area,
                 list(session.declared_files or []),
             )
-            refused = any(c["certain"] for c in conflicts)  # as check-in: certain ones only
+            refused = sum(c["certain"] for c in conflicts)  # as check-in: certain ones only
             if refused and scope_changed and project.conflict_mode == "block":
                 raise Conflict(
-                    f"scope change refused: {len(conflicts)} live session(s) overlap "
+                    f"scope change refused: {refused} live session(s) overlap for certain "
                     "(project is in block mode); the old scope stays",
                     outcome_status="blocked",
                     session_id=session.id,
