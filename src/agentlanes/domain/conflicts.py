@@ -613,9 +613,10 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
     out: dict[str, tuple[FileOverlap]] = {}
     for theirs, example in found.items():
         theirs_open = names_maybe_directory(theirs)
+        theirs_literal = theirs_open and is_literal(theirs)
         if not mine_open and not theirs_open:
             sure: str | None = example  # both read the same strictly and widely
-        elif is_literal(theirs):
+        elif theirs_literal:
             # It claims only its own path for certain: does mine claim that path?
             if example == theirs and not mine_open:
                 sure = theirs  # mine claims it, and reads the same either way
@@ -639,12 +640,16 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
         # Uncertain: the prefix of the example that must be a directory. A literal
         # side needs its own path (unless the example is it), a side that reads the
         # same either way needs nothing.
+        if not mine_open and theirs_literal:
+            # Mine would claim theirs itself for certain: the example lies below it.
+            out[theirs] = (_new(FileOverlap, (mine, theirs, example, False, theirs)),)
+            continue
         if mine_literal:
             k = 0 if example == mine else mine.count("/") + 1
         else:
             k = needs_directory(mine, example) if mine_open else 0
         if theirs_open:
-            if is_literal(theirs):
+            if theirs_literal:
                 k = max(k, 0 if example == theirs else theirs.count("/") + 1)
             else:
                 k = max(k, needs_directory(theirs, example))

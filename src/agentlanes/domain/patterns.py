@@ -463,8 +463,6 @@ class CompiledPattern(Automaton):
         super().__init__(alternatives)
         self.source = source
         self.name = source if name is None else name  # names this reading in memo keys
-        # Some alternative ends in a slash-less literal (set by compile_pattern).
-        self.maybe_directory = False
         self._shapes: dict[int, str | tuple[str, int]] = {}
         self.alternatives = alternatives
         # Leading literal segments common to all alternatives.
@@ -661,12 +659,10 @@ def compile_pattern(pattern: str) -> CompiledPattern:
     """Compile a normalised pattern under the wide reading (cached): a literal last
     segment also claims everything below what it matches, as if it were a
     directory. Limits were checked when normalising."""
-    texts = _expand(pattern, _EXPANSION_CAP)
-    cp = CompiledPattern(pattern, tuple(_compile_alternative(alt, strict=False) for alt in texts))
-    cp.maybe_directory = any(
-        not alt.endswith("/") and _last_segment_is_literal(alt) for alt in texts
+    alternatives = tuple(
+        _compile_alternative(alt, strict=False) for alt in _expand(pattern, _EXPANSION_CAP)
     )
-    return cp
+    return CompiledPattern(pattern, alternatives)
 
 
 @lru_cache(maxsize=8192)
@@ -705,10 +701,19 @@ def _compile_alternative(alt: str, *, strict: bool) -> Alternative:
     return tuple(elements)
 
 
+@lru_cache(maxsize=65536)
 def names_maybe_directory(pattern: str) -> bool:
     """Whether some brace alternative of a normalised pattern ends with a literal
-    segment and no '/': only then do its strict and wide readings differ."""
-    return compile_pattern(pattern).maybe_directory
+    segment and no '/': only then do its strict and wide readings differ.
+
+    Its own cache, larger than the compiled patterns': the detector asks it of
+    every live pattern an answer holds, and a server holds more live patterns
+    than it keeps compiled.
+    """
+    return any(
+        not alt.endswith("/") and _last_segment_is_literal(alt)
+        for alt in _expand(pattern, _EXPANSION_CAP)
+    )
 
 
 _SPECIAL = re.compile(r"[*?\[\\{]")
@@ -1188,6 +1193,7 @@ def clear_caches() -> None:
         claims,
         claims_for_certain,
         is_literal,
+        names_maybe_directory,
         sg.parse_segment,
     ):
         fn.cache_clear()
