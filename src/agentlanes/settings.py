@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     attach_refresh_seconds: float = Field(gt=0)
 
     rate_limit_per_minute: int = Field(ge=0)
+    unavailable_retry_after_seconds: int = Field(ge=1)
     max_body_bytes: int = Field(ge=1024)
     max_pattern_length: int = Field(ge=1)
     max_patterns: int = Field(ge=1)

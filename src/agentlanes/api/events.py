@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
@@ -11,12 +12,15 @@ from litestar.params import FromQuery
 
 from agentlanes.api.deps import api_key_guard
 from agentlanes.api.query import int_param
-from agentlanes.api.stream import EventStream
-from agentlanes.errors import AgentlanesError, InvalidInput
+from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
+from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
 from agentlanes.services import realtime
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.projects import project_for_key
+from agentlanes.store.availability import database_unavailable
 from agentlanes.store.models import Project
+
+log = logging.getLogger("agentlanes.stream")
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
@@ -50,9 +54,34 @@ class EventController(Controller):
 
 async def _authenticate(ctx: ServiceContext, socket: WebSocket[Any, Any, Any]) -> Project:
     token = socket.query_params.get("token")
+    key = socket.headers.get("x-api-key")
+    if token and key:
+        return await _one_project_for_both(ctx, key, token)
     if token:
         return await realtime.project_for_realtime_token(ctx, token)
-    return await project_for_key(ctx, socket.headers.get("x-api-key"))
+    return await project_for_key(ctx, key)
+
+
+async def _one_project_for_both(ctx: ServiceContext, key: str, token: str) -> Project:
+    """A key in the header and a browser token in ``?token=``: both must be valid and
+    name the same project; a socket never gets one project's events on another's key."""
+    by_key = await project_for_key(ctx, key)
+    by_token = await realtime.project_for_realtime_token(ctx, token)
+    if by_key.id != by_token.id:
+        raise Unauthorized("X-API-Key and ?token= belong to different projects: send one")
+    return by_key
+
+
+async def _refuse_on_outage(socket: WebSocket[Any, Any, Any], exc: Exception) -> None:
+    """The credentials could not be checked: close with 1013 (try again later) when the
+    database is away, else 1011; either way a close frame, never a dropped socket."""
+    if database_unavailable(exc):
+        code, reason = CLOSE_TRY_AGAIN_LATER, "database unavailable: try again"
+    else:
+        log.exception("event socket refused: server error", exc_info=exc)
+        code, reason = CLOSE_SERVER_ERROR, "server error: try again"
+    with contextlib.suppress(Exception):
+        await socket.close(code=code, reason=reason)
 
 
 @websocket("/api/v1/events")
@@ -70,6 +99,9 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
         with contextlib.suppress(Exception):
             await socket.send_json({"type": "error", **exc.body()})
             await socket.close(code=code, reason=exc.message[:120])
+        return
+    except Exception as exc:
+        await _refuse_on_outage(socket, exc)
         return
 
     await EventStream(ctx, socket, project).run(since)

@@ -27,6 +27,7 @@ from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.views import event_view
 from agentlanes.store import queries
+from agentlanes.store.availability import database_unavailable
 from agentlanes.store.database import Database
 from agentlanes.store.models import Project
 
@@ -34,6 +35,8 @@ log = logging.getLogger("agentlanes.stream")
 
 CLOSE_TOO_SLOW = 4008
 CLOSE_SERVER_ERROR = 1011
+CLOSE_TRY_AGAIN_LATER = 1013  # the database is away: reconnect with since= shortly
+CLOSE_TOO_BIG = 1009
 PAGE = 500
 # How long a 4008 close may take before we stop waiting for it (the server protocol then
 # aborts the connection itself; see api/wsprotocol.py).
@@ -42,6 +45,34 @@ CLOSE_WAIT_SECONDS = 2.0
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, separators=(",", ":"))
+
+
+def parse_client_frame(raw: str) -> Any:
+    """The JSON of one client frame; ValueError with a message for the client when it is
+    not JSON or nested too deeply for the parser (1,500 ``[`` in a row would otherwise escape
+    as a RecursionError and drop the socket without a close frame)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("frame is nested too deeply") from None
+    except ValueError:
+        raise ValueError("frame is not JSON") from None
+
+
+def client_frame_text(message: dict[str, Any], limit: int) -> str | None:
+    """The text of a ``websocket.receive`` message (a binary frame is read as UTF-8), or
+    None when there is none. Raises OverflowError past ``limit`` bytes: uvicorn stops such
+    frames itself (``ws_max_size``, set by ``agentlanes serve``), this holds under any
+    other server too."""
+    data: str | bytes | None = message.get("text")
+    if data is None:
+        data = message.get("bytes")
+    if data is None:
+        return None
+    size = len(data) if isinstance(data, bytes) or len(data) * 4 <= limit else len(data.encode())
+    if size > limit:
+        raise OverflowError(f"message too big: the limit is {limit} bytes")
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
 class SharedLogReads:
@@ -118,19 +149,40 @@ class EventStream:
         try:
             await self.start(since)
             self._pump = asyncio.create_task(self.pump())
+            limit = self.ctx.settings.max_body_bytes
             while True:
                 message = await self.socket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                raw = message.get("text")
-                if raw is None and message.get("bytes") is not None:
-                    raw = message["bytes"].decode("utf-8", "replace")
+                raw = client_frame_text(message, limit)
                 if raw is not None:
                     await self.handle(raw)
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
+        except OverflowError as exc:
+            await self.close_with(CLOSE_TOO_BIG, str(exc))
+        except Exception as exc:
+            await self.fail(exc)
         finally:
             await self.close()
+
+    async def close_with(self, code: int, reason: str) -> None:
+        """Close with ``code`` and ``reason``, whatever state the peer is in."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self.socket.close(code=code, reason=reason[:120]), timeout=CLOSE_WAIT_SECONDS
+            )
+
+    async def fail(self, exc: Exception) -> None:
+        """Something went wrong on our side (the database is away, most likely): close
+        with a code the client can act on, naming where to resume, not drop the socket."""
+        resume = f"try again with since={self.last_sent}"
+        if database_unavailable(exc):
+            log.warning("event socket of project %s: database unavailable", self.project_id)
+            await self.close_with(CLOSE_TRY_AGAIN_LATER, f"database unavailable: {resume}")
+        else:
+            log.exception("event socket of project %s failed", self.project_id, exc_info=exc)
+            await self.close_with(CLOSE_SERVER_ERROR, f"server error: {resume}")
 
     # -- start ---------------------------------------------------------------------------
     async def snapshot(self) -> int:
@@ -192,23 +244,16 @@ class EventStream:
 
     # -- live ----------------------------------------------------------------------------
     async def pump(self) -> None:
-        """Send live events; if the log cannot be read (database trouble), close with 1011
+        """Send live events; if the log cannot be read (database trouble), close with 1013
         naming the offset to resume from, rather than leave a socket that sends nothing."""
         try:
             await self._pump_frames()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("event socket of project %s failed: %s", self.project_id, exc)
             if self.subscriber is not None:
                 self.ctx.hub.unsubscribe(self.subscriber)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(
-                    self.socket.close(
-                        code=CLOSE_SERVER_ERROR, reason=f"try again with since={self.last_sent}"
-                    ),
-                    timeout=CLOSE_WAIT_SECONDS,
-                )
+            await self.fail(exc)
 
     async def _pump_frames(self) -> None:
         assert self.subscriber is not None
@@ -256,9 +301,9 @@ class EventStream:
     # -- client frames -------------------------------------------------------------------
     async def handle(self, raw: str) -> None:
         try:
-            message = json.loads(raw)
-        except ValueError:
-            await self.error("VALIDATION_ERROR", "frame is not JSON", field="frame")
+            message = parse_client_frame(raw)
+        except ValueError as exc:
+            await self.error("VALIDATION_ERROR", str(exc), field="frame")
             return
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "ping":
