@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from litestar import MediaType, Request, Response
@@ -11,7 +10,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException, Validatio
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from agentlanes.errors import AgentlanesError
-from agentlanes.store.availability import database_unavailable
+from agentlanes.store.availability import OutageLog, database_unavailable
 
 log = logging.getLogger("agentlanes.api")
 
@@ -76,25 +75,7 @@ def _on_too_deep(_: Request[Any, Any, Any], exc: RecursionError) -> Response[Any
     return error_response(400, "VALIDATION_ERROR", "body: nested too deeply", field="body")
 
 
-class _OutageLog:
-    """One log line per ``every`` seconds while the database is away, not one per call."""
-
-    def __init__(self, every: float = 10.0) -> None:
-        self.every = every
-        self.last = float("-inf")
-        self.quiet = 0
-
-    def note(self, exc: BaseException) -> None:
-        now = time.monotonic()
-        if now - self.last < self.every:
-            self.quiet += 1
-            return
-        more = f" ({self.quiet} more since the last line)" if self.quiet else ""
-        log.warning("database unavailable: %s: %s%s", type(exc).__name__, exc, more)
-        self.last, self.quiet = now, 0
-
-
-_OUTAGE_LOG = _OutageLog()
+_OUTAGE_LOG = OutageLog(log)
 
 
 def database_unavailable_response(request: Request[Any, Any, Any]) -> Response[Any]:
@@ -112,7 +93,7 @@ def database_unavailable_response(request: Request[Any, Any, Any]) -> Response[A
 
 def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if database_unavailable(exc):
-        _OUTAGE_LOG.note(exc)
+        _OUTAGE_LOG.note(f"{request.method} {request.url.path}", exc)
         return database_unavailable_response(request)
     log.exception("unhandled error", exc_info=exc)
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal error")

@@ -11,7 +11,9 @@ later); anything else stays a 500, since it is ours to fix.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import time
 
 from sqlalchemy import exc as sa_exc
 
@@ -51,3 +53,38 @@ def database_unavailable(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+class OutageLog:
+    """One log line per ``every`` seconds while the database is away, not one per call
+    (or per run of a one-second job), and no traceback: an outage is not a bug."""
+
+    def __init__(self, log: logging.Logger, every: float = 10.0) -> None:
+        self.log = log
+        self.every = every
+        self.last = float("-inf")
+        self.quiet = 0
+
+    def note(self, what: str, exc: BaseException) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every:
+            self.quiet += 1
+            return
+        more = f" ({self.quiet} more since the last line)" if self.quiet else ""
+        self.log.warning("database unavailable (%s): %s: %s%s", what, type(exc).__name__, exc, more)
+        self.last, self.quiet = now, 0
+
+
+_JOB_OUTAGES: dict[str, OutageLog] = {}
+
+
+def report_job_failure(log: logging.Logger, job: str, exc: BaseException) -> None:
+    """A scheduled job failed: a database outage is noted now and then, anything else is
+    logged with its traceback."""
+    if database_unavailable(exc):
+        outage = _JOB_OUTAGES.get(job)
+        if outage is None:
+            outage = _JOB_OUTAGES[job] = OutageLog(log)
+        outage.note(job, exc)
+    else:
+        log.error("%s failed", job, exc_info=exc)
