@@ -229,7 +229,14 @@ def test_postgresql_restart_under_load_loses_nothing_acknowledged(
         await asyncio.sleep(1.5)
         acked_before = len(out.sessions)
         await asyncio.to_thread(private_postgres.stop, "fast")
-        await asyncio.sleep(2.0)  # the outage: writers keep writing
+        await asyncio.sleep(1.0)  # the outage: writers keep writing
+        # A socket opened meanwhile is told to come back later, with a close frame.
+        async with websockets.connect(f"{a.ws_url}/api/v1/events", additional_headers=h) as ws:
+            with pytest.raises(websockets.ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 10)
+            assert ws.close_code == 1013, a.log()[-4000:]
+            assert ws.close_reason.startswith("database unavailable")
+        await asyncio.sleep(1.0)
         refused_during = out.refused
         await asyncio.to_thread(private_postgres.start)
         async with httpx.AsyncClient(timeout=10) as http:

@@ -157,8 +157,6 @@ class EventStream:
                 raw = client_frame_text(message, limit)
                 if raw is not None:
                     await self.handle(raw)
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            pass
         except OverflowError as exc:
             await self.close_with(CLOSE_TOO_BIG, str(exc))
         except Exception as exc:
@@ -180,6 +178,10 @@ class EventStream:
         if database_unavailable(exc):
             log.warning("event socket of project %s: database unavailable", self.project_id)
             await self.close_with(CLOSE_TRY_AGAIN_LATER, f"database unavailable: {resume}")
+        elif isinstance(exc, (WebSocketDisconnect, RuntimeError, OSError)):
+            # The client went away, most likely (uvicorn's ClientDisconnected is an
+            # OSError): nothing to log; the close is for the rare peer still there.
+            await self.close_with(CLOSE_SERVER_ERROR, f"server error: {resume}")
         else:
             log.exception("event socket of project %s failed", self.project_id, exc_info=exc)
             await self.close_with(CLOSE_SERVER_ERROR, f"server error: {resume}")

@@ -11,7 +11,9 @@ later); anything else stays a 500, since it is ours to fix.
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import sqlite3
 import time
 
@@ -20,6 +22,7 @@ from sqlalchemy import exc as sa_exc
 # SQLSTATE classes and codes that mean "not now" rather than "wrong": connection
 # exceptions (08), shutdown and start-up (57P01-57P03), too many connections (53300).
 _PG_UNAVAILABLE_PREFIXES = ("08", "57P01", "57P02", "57P03", "53300")
+_UNREACHABLE = {errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN, errno.ENETDOWN}
 _SQLITE_UNAVAILABLE = ("database is locked", "unable to open database", "disk i/o error")
 
 
@@ -28,8 +31,12 @@ def _one_unavailable(exc: BaseException) -> bool:
         return True
     if isinstance(exc, (sa_exc.TimeoutError, sa_exc.DisconnectionError)):
         return True  # the pool waited in vain for a connection, or lost it
-    if isinstance(exc, OSError):
-        return True  # refused, reset, unreachable, timed out: no server to talk to
+    if isinstance(exc, (ConnectionError, TimeoutError, socket.gaierror)):
+        return True  # refused, reset, timed out, unknown host: no server to talk to
+    if isinstance(exc, OSError) and (
+        exc.errno in _UNREACHABLE or str(exc).startswith("Multiple exceptions")
+    ):
+        return True  # no route; or every address of the host failed (asyncpg)
     sqlstate = getattr(exc, "sqlstate", None)
     if isinstance(sqlstate, str) and sqlstate.startswith(_PG_UNAVAILABLE_PREFIXES):
         return True
