@@ -341,13 +341,16 @@ def test_subscribers_of_a_killed_process_resume_on_the_other_without_gap_or_dupl
         await _eventually(lambda: len(acked) >= at_kill + 10, 30, "writes after the kill")
         stop.set()
         await asyncio.gather(*writers)
-        everyone = set(acked) | set(attached)
 
         def all_timed_out() -> bool:
+            # Every session in the log: the acknowledged ones, and any check-in A had
+            # committed when it was killed but could no longer answer.
             log = _event_log(b, key)
-            return everyone <= {
-                e["data"]["session_id"] for e in log if e["type"] == "agent.timeout"
+            checked_in = {
+                e["data"]["session"]["session_id"] for e in log if e["type"] == "agent.checkin"
             }
+            timed_out = {e["data"]["session_id"] for e in log if e["type"] == "agent.timeout"}
+            return checked_in <= timed_out
 
         await _eventually(all_timed_out, 30, "every session to time out")
         await asyncio.sleep(1.0)  # B's expiry job keeps running: still once each
@@ -371,7 +374,9 @@ def test_subscribers_of_a_killed_process_resume_on_the_other_without_gap_or_dupl
         # The socket to the killed process died without a close frame: that is the crash.
         assert any(code in (None, 1006) for code, _ in sub.closes)
     # Each expiry happened once, for every session, attached or not.
+    checked_in = {e["data"]["session"]["session_id"] for e in log if e["type"] == "agent.checkin"}
+    assert set(acked) | set(attached) <= checked_in  # nothing acknowledged is lost
     timeouts = Counter(e["data"]["session_id"] for e in log if e["type"] == "agent.timeout")
-    assert set(timeouts) == set(acked) | set(attached)
+    assert set(timeouts) == checked_in
     assert set(timeouts.values()) == {1}
     assert "Traceback" not in b.log(), b.log()[-3000:]
