@@ -71,7 +71,7 @@ async def run_catch_up(ctx: ServiceContext) -> None:
         if poked:
             log.info("caught up %d project(s) whose notifications were lost", poked)
     except Exception as exc:
-        log.warning("hub catch-up failed: %s", exc)
+        report_job_failure(log, "hub catch-up", exc)
 
 
 async def run_prune(ctx: ServiceContext) -> None:

@@ -11,6 +11,7 @@ and rewrites the finished message (and any traceback) before it is written:
   ``Authorization`` headers, and of ``session_token`` in JSON;
 * anything shaped like one of our secrets: ``alk_`` + 64 hex (project keys), ``rt_`` +
   64 hex (browser tokens), 64 hex (session tokens);
+* passwords in URLs (``postgresql://user:…@host``, ``redis://:…@host``);
 * the configured admin token, verbatim.
 """
 
@@ -45,6 +46,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         ),
         rf"\g<1>{MASK}",
     ),
+    # Passwords in URLs: postgresql://user:secret@host, redis://:secret@host.
+    (re.compile(r"([a-z][a-z0-9+.-]*://[^:/@\s]*:)[^@\s/]+@"), rf"\g<1>{MASK}@"),
     (re.compile(r"alk_[0-9a-f]{8,}"), f"alk_{MASK}"),
     (re.compile(r"rt_[0-9a-f]{8,}"), f"rt_{MASK}"),
     (re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])"), MASK),

@@ -37,6 +37,14 @@ def test_redact_masks_the_secret(line: str) -> None:
     assert "***" in out
 
 
+def test_passwords_in_urls() -> None:
+    line = "connecting to postgresql://app:s3cr3t-pw@db:5432/x and redis://:r3d1s-pw@cache:6379/0"
+    out = redact(line)
+    assert "s3cr3t-pw" not in out and "r3d1s-pw" not in out
+    assert "postgresql://app:***@db:5432/x" in out and "redis://:***@cache:6379/0" in out
+    assert redact("see https://example.com/a:b@c") == "see https://example.com/a:b@c"
+
+
 def test_known_secrets_and_plain_text() -> None:
     assert redact("admin token is hunter2-admin", ["hunter2-admin"]) == "admin token is ***"
     plain = "timed out 3 session(s) of project 7; offset 12"
