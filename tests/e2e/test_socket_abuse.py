@@ -167,6 +167,28 @@ def test_a_frame_over_the_body_limit_closes_with_1009(server: ServerProcess) -> 
     _healthy(server)
 
 
+def test_a_text_frame_that_is_not_utf8_closes_with_1007_and_no_traceback(
+    server: ServerProcess,
+) -> None:
+    key = create_project(server.url)["api_key"]
+
+    async def scenario() -> None:
+        url = f"{server.ws_url}/api/v1/events"
+        for _ in range(20):  # repeated: none of them may leave a traceback in the log
+            async with websockets.connect(url, additional_headers={"X-API-Key": key}) as ws:
+                await _recv(ws)
+                # Below the client library's str API, which cannot send such a frame.
+                ws.protocol.send_text(b'{"type": "ping"\xff\xfe}')
+                ws.send_data()
+                await _closed(ws)
+                assert ws.close_code == 1007
+                assert ws.close_reason == "text frame is not valid UTF-8"
+
+    asyncio.run(scenario())
+    _healthy(server)
+    assert "Traceback" not in server.log()
+
+
 @pytest.mark.parametrize(
     ("query", "field"),
     [
