@@ -31,7 +31,8 @@ from tests.support import services
 from tests.support.postgres_server import PrivatePostgres
 from tests.support.server import ServerProcess
 
-pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis]
+# Each phase waits for what it needs (bounded), so a loaded machine is slower, not red.
+pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis, pytest.mark.timeout(300)]
 
 
 def _env(database_url: str, redis_url: str) -> dict[str, str]:

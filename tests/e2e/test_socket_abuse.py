@@ -300,6 +300,7 @@ def test_attach_with_another_projects_session_token_is_refused(server: ServerPro
     asyncio.run(scenario())
 
 
+@pytest.mark.timeout(300)
 def test_hundreds_of_dropped_sockets_leave_nothing_behind(server: ServerProcess) -> None:
     key = create_project(server.url)["api_key"]
     other = create_project(server.url)["api_key"]
