@@ -246,8 +246,9 @@ class EventStream:
 
     # -- live ----------------------------------------------------------------------------
     async def pump(self) -> None:
-        """Send live events; if the log cannot be read (database trouble), close with 1013
-        naming the offset to resume from, rather than leave a socket that sends nothing."""
+        """Send live events; if the log cannot be read (the database is away), close with
+        1013 (1011 for anything else) naming the offset to resume from, rather than leave
+        a socket that sends nothing."""
         try:
             await self._pump_frames()
         except asyncio.CancelledError:
