@@ -119,7 +119,9 @@ def logging_config(level: str, *, known_secrets: Iterable[str] = ()) -> dict[str
             "uvicorn": {"level": name, "handlers": [], "propagate": True},
             "uvicorn.error": {"level": name, "handlers": [], "propagate": True},
             "uvicorn.access": {"level": name, "handlers": [], "propagate": True},
-            # APScheduler reports every run of the one-second expiry job at INFO.
+            # APScheduler reports every run of the one-second expiry job at INFO, and
+            # Alembic narrates each migration check: warnings only, unless asked for less.
             "apscheduler": {"level": logging.getLevelName(max(logging.WARNING, numeric))},
+            "alembic": {"level": logging.getLevelName(max(logging.WARNING, numeric))},
         },
     }
