@@ -146,6 +146,8 @@ class EventStream:
     async def run(self, since: int | None) -> None:
         """Start (snapshot or replay), then pump live events while reading client frames
         until the client goes away or is cut off."""
+        # Should the start fail, the client is told to resume where it asked to.
+        self.last_sent = since or 0
         try:
             await self.start(since)
             self._pump = asyncio.create_task(self.pump())
@@ -174,7 +176,7 @@ class EventStream:
     async def fail(self, exc: Exception) -> None:
         """Something went wrong on our side (the database is away, most likely): close
         with a code the client can act on, naming where to resume, not drop the socket."""
-        resume = f"try again with since={self.last_sent}"
+        resume = f"try again with since={self.last_sent}" if self.last_sent else "try again"
         if database_unavailable(exc):
             log.warning("event socket of project %s: database unavailable", self.project_id)
             await self.close_with(CLOSE_TRY_AGAIN_LATER, f"database unavailable: {resume}")
