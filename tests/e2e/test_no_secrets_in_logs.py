@@ -56,6 +56,9 @@ class Driver:
         except ValueError:
             return None
         self.secrets |= _secrets_in(payload)
+        if isinstance(payload, dict) and "rotate-key" in path and "api_key" in payload:
+            # A rotated key replaces ours; the old one only lasts until the next rotation.
+            self.key = payload["api_key"]
         return payload
 
 
