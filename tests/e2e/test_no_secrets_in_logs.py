@@ -118,9 +118,14 @@ def test_no_secret_reaches_the_log(server_factory: Any, sqlite_url: str, level: 
     ]
     assert len(operations) > 30
 
-    def sweep(methods: set[str]) -> None:
+    def ends_credentials(method: str, path: str) -> bool:
+        """Deleting the project or revoking its keys: run last, since every other call
+        (and the socket) needs them."""
+        return method == "DELETE" or "revoke" in path
+
+    def sweep(last: bool) -> None:
         for method, path in operations:
-            if method not in methods:
+            if ends_credentials(method, path) != last:
                 continue
             body = {"session_token": d.token} if method in ("POST", "PUT", "PATCH") else None
             target = _fill(path, ids)
@@ -128,7 +133,7 @@ def test_no_secret_reaches_the_log(server_factory: Any, sqlite_url: str, level: 
             d.call(method, target, body, **{"X-API-Key": bogus_key, "X-Session-Token": bogus_token})
             d.call(method, f"{target}?token={bogus_rt}&api_key={bogus_key}", body)
 
-    sweep({"GET", "POST", "PUT", "PATCH"})
+    sweep(last=False)
 
     async def sockets() -> None:
         rt = d.call("POST", "/api/v1/realtime/token")
@@ -151,7 +156,7 @@ def test_no_secret_reaches_the_log(server_factory: Any, sqlite_url: str, level: 
                 assert ws.close_code == 4401
 
     asyncio.run(sockets())
-    sweep({"DELETE"})  # last: it may remove the project the calls above use
+    sweep(last=True)
     assert 500 not in d.statuses
     server.stop()  # flush everything; shutdown lines are output too
     output = server.log()
