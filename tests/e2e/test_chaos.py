@@ -278,6 +278,10 @@ def test_postgresql_restart_under_load_loses_nothing_acknowledged(
         return sub
 
     sub = asyncio.run(scenario())
+    print(
+        f"PostgreSQL {mode} restart: {len(out.sessions)} check-ins and {len(out.tasks)} tasks "
+        f"acknowledged, {out.refused} calls refused with 503, {len(out.bad)} other answers"
+    )
     assert out.bad == []
     assert all(word.startswith("unreachable") for word in ready_words)
     # Nothing acknowledged is lost: every session and task answered 201 is there, and
