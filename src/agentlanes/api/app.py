@@ -23,6 +23,7 @@ from agentlanes.api.events import EventController, events_socket
 from agentlanes.api.leases import LeaseController
 from agentlanes.api.limits import rate_limit
 from agentlanes.api.messages import MessageController
+from agentlanes.api.openapi import components, finisher
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
@@ -90,6 +91,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
+        on_startup=[finisher(settings)],
         middleware=middleware,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
@@ -97,6 +99,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             version=__version__,
             path="/schema",
             render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
+            components=components(),
         ),
         debug=False,
         # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.

@@ -10,6 +10,8 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_OPTIONAL as OPTIONAL
+from agentlanes.api.openapi import contract
 from agentlanes.api.query import int_param
 from agentlanes.services import checkpoints
 from agentlanes.services.context import ServiceContext
@@ -25,7 +27,12 @@ class CheckpointController(Controller):
     tags = ["checkpoints"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Create a checkpoint over tasks")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(404, session=OPTIONAL),
+        summary="Create a checkpoint over tasks",
+    )
     async def create(
         self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody | None] = None
     ) -> dict[str, Any]:
@@ -62,7 +69,12 @@ class CheckpointController(Controller):
     async def get_(self, ctx: Ctx, project: Proj, checkpoint_id: FromPath[str]) -> dict[str, Any]:
         return await checkpoints.get_checkpoint(ctx, project, checkpoint_id)
 
-    @post("/{checkpoint_id:str}/resolve", status_code=200, summary="Resolve: passed or failed")
+    @post(
+        "/{checkpoint_id:str}/resolve",
+        status_code=200,
+        opt=contract(409, session=OPTIONAL),
+        summary="Resolve: passed or failed",
+    )
     async def resolve(
         self,
         request: Req,

@@ -10,6 +10,8 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
+from agentlanes.api.openapi import contract
 from agentlanes.api.query import int_param
 from agentlanes.services import consensus
 from agentlanes.services.context import ServiceContext
@@ -25,7 +27,12 @@ class ConsensusController(Controller):
     tags = ["consensus"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Ask the other live agents to approve an action")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(session=REQUIRED),
+        summary="Ask the other live agents to approve an action",
+    )
     async def create(
         self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody | None] = None
     ) -> dict[str, Any]:
@@ -63,7 +70,12 @@ class ConsensusController(Controller):
     async def get_(self, ctx: Ctx, project: Proj, request_id: FromPath[str]) -> dict[str, Any]:
         return await consensus.get(ctx, project, request_id)
 
-    @post("/{request_id:str}/vote", status_code=200, summary="Vote approve or reject")
+    @post(
+        "/{request_id:str}/vote",
+        status_code=200,
+        opt=contract(409, session=REQUIRED),
+        summary="Vote approve or reject",
+    )
     async def vote(
         self,
         request: Req,

@@ -10,6 +10,8 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
+from agentlanes.api.openapi import contract
 from agentlanes.api.query import bool_param, int_param
 from agentlanes.services import leases
 from agentlanes.services.context import ServiceContext
@@ -25,7 +27,11 @@ class LeaseController(Controller):
     tags = ["leases"]
     guards = [api_key_guard]
 
-    @post("/", summary="Acquire a lease (201 new; 200 when this session holds it already)")
+    @post(
+        "/",
+        opt=contract(409, session=REQUIRED),
+        summary="Acquire a lease (201 new; 200 when this session holds it already)",
+    )
     async def acquire(
         self,
         request: Req,
@@ -70,7 +76,12 @@ class LeaseController(Controller):
         body = data or ValidateBody()
         return await leases.validate(ctx, project, body.resource, body.fencing_token)
 
-    @post("/{lease_id:str}/renew", status_code=200, summary="Extend a lease")
+    @post(
+        "/{lease_id:str}/renew",
+        status_code=200,
+        opt=contract(409, session=REQUIRED),
+        summary="Extend a lease",
+    )
     async def renew(
         self,
         request: Req,
@@ -84,7 +95,12 @@ class LeaseController(Controller):
             ctx, project, lease_id, session_token(request, body), ttl_seconds=body.ttl_seconds
         )
 
-    @post("/{lease_id:str}/release", status_code=200, summary="Release a lease")
+    @post(
+        "/{lease_id:str}/release",
+        status_code=200,
+        opt=contract(409, session=REQUIRED),
+        summary="Release a lease",
+    )
     async def release(
         self,
         request: Req,

@@ -10,6 +10,8 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
+from agentlanes.api.openapi import contract
 from agentlanes.api.query import MAX_INT, bool_param, int_param
 from agentlanes.errors import NotFound
 from agentlanes.services import messages
@@ -32,7 +34,12 @@ class MessageController(Controller):
     tags = ["messages"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Send a message to an agent or broadcast")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(session=REQUIRED),
+        summary="Send a message to an agent or broadcast",
+    )
     async def send(
         self,
         request: Req,
@@ -50,7 +57,11 @@ class MessageController(Controller):
             session_token(request, body),
         )
 
-    @get("/inbox", summary="This agent's messages, broadcasts included")
+    @get(
+        "/inbox",
+        opt=contract(session=REQUIRED),
+        summary="This agent's messages, broadcasts included",
+    )
     async def inbox(
         self,
         request: Req,
@@ -77,7 +88,12 @@ class MessageController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @post("/{message_id:str}/read", status_code=200, summary="Mark a message read")
+    @post(
+        "/{message_id:str}/read",
+        status_code=200,
+        opt=contract(session=REQUIRED),
+        summary="Mark a message read",
+    )
     async def read(
         self,
         request: Req,
@@ -90,7 +106,12 @@ class MessageController(Controller):
             ctx, project, _message_id(message_id), session_token(request, data), ack=False
         )
 
-    @post("/{message_id:str}/ack", status_code=200, summary="Acknowledge a message")
+    @post(
+        "/{message_id:str}/ack",
+        status_code=200,
+        opt=contract(session=REQUIRED),
+        summary="Acknowledge a message",
+    )
     async def ack(
         self,
         request: Req,

@@ -9,6 +9,15 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import (
+    SESSION_OPTIONAL as OPTIONAL,
+)
+from agentlanes.api.openapi import (
+    SESSION_REQUIRED as REQUIRED,
+)
+from agentlanes.api.openapi import (
+    contract,
+)
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -30,7 +39,7 @@ class SessionController(Controller):
     tags = ["sessions"]
     guards = [api_key_guard]
 
-    @post("/checkin", status_code=201, summary="Check in: start a session")
+    @post("/checkin", status_code=201, opt=contract(409), summary="Check in: start a session")
     async def checkin(
         self, ctx: Ctx, project: Proj, data: JSONBody[CheckinBody | None] = None
     ) -> dict[str, Any]:
@@ -46,7 +55,12 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/heartbeat", status_code=200, summary="Keep a session alive")
+    @post(
+        "/heartbeat",
+        status_code=200,
+        opt=contract(session=REQUIRED),
+        summary="Keep a session alive",
+    )
     async def heartbeat(
         self,
         request: Request[Any, Any, Any],
@@ -56,7 +70,12 @@ class SessionController(Controller):
     ) -> dict[str, Any]:
         return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
 
-    @post("/status", status_code=200, summary="Change scope or status text")
+    @post(
+        "/status",
+        status_code=200,
+        opt=contract(409, session=REQUIRED),
+        summary="Change scope or status text",
+    )
     async def status(
         self,
         request: Request[Any, Any, Any],
@@ -77,7 +96,12 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/checkout", status_code=200, summary="Check out: end a session")
+    @post(
+        "/checkout",
+        status_code=200,
+        opt=contract(session=REQUIRED),
+        summary="Check out: end a session",
+    )
     async def checkout(
         self,
         request: Request[Any, Any, Any],
@@ -99,7 +123,12 @@ class SessionController(Controller):
     async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await presence_service.presence(ctx, project)
 
-    @post("/conflicts/check", status_code=200, summary="What paths or patterns would collide with")
+    @post(
+        "/conflicts/check",
+        status_code=200,
+        opt=contract(session=OPTIONAL),
+        summary="What paths or patterns would collide with",
+    )
     async def check(
         self,
         request: Request[Any, Any, Any],

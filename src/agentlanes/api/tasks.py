@@ -10,6 +10,15 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import (
+    SESSION_OPTIONAL as OPTIONAL,
+)
+from agentlanes.api.openapi import (
+    SESSION_REQUIRED as REQUIRED,
+)
+from agentlanes.api.openapi import (
+    contract,
+)
 from agentlanes.api.query import bool_param, int_param
 from agentlanes.services import tasks
 from agentlanes.services.context import ServiceContext
@@ -25,7 +34,7 @@ class TaskController(Controller):
     tags = ["tasks"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Create a task")
+    @post("/", status_code=201, opt=contract(404, session=OPTIONAL), summary="Create a task")
     async def create(
         self,
         request: Req,
@@ -71,7 +80,9 @@ class TaskController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/ready", summary="Tasks ready to claim, most urgent first")
+    @get(
+        "/ready", opt=contract(session=OPTIONAL), summary="Tasks ready to claim, most urgent first"
+    )
     async def ready(
         self, request: Req, ctx: Ctx, project: Proj, limit: FromQuery[str | None] = None
     ) -> dict[str, Any]:
@@ -83,7 +94,12 @@ class TaskController(Controller):
     async def get_(self, ctx: Ctx, project: Proj, task_id: FromPath[str]) -> dict[str, Any]:
         return await tasks.get_task(ctx, project, task_id)
 
-    @post("/{task_id:str}/claim", status_code=200, summary="Claim a task for this session")
+    @post(
+        "/{task_id:str}/claim",
+        status_code=200,
+        opt=contract(409, session=REQUIRED),
+        summary="Claim a task for this session",
+    )
     async def claim(
         self,
         request: Req,
@@ -94,7 +110,12 @@ class TaskController(Controller):
     ) -> dict[str, Any]:
         return await tasks.claim_task(ctx, project, task_id, session_token(request, data))
 
-    @post("/{task_id:str}/status", status_code=200, summary="Change a task's status")
+    @post(
+        "/{task_id:str}/status",
+        status_code=200,
+        opt=contract(409, session=OPTIONAL),
+        summary="Change a task's status",
+    )
     async def status(
         self,
         request: Req,
@@ -113,7 +134,12 @@ class TaskController(Controller):
             token=session_token(request, body),
         )
 
-    @post("/{task_id:str}/notes", status_code=201, summary="Add a note to a task")
+    @post(
+        "/{task_id:str}/notes",
+        status_code=201,
+        opt=contract(session=OPTIONAL),
+        summary="Add a note to a task",
+    )
     async def note(
         self,
         request: Req,
