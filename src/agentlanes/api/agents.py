@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Response, get, put
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.openapi import ResponseSpec
+from litestar.openapi.spec import OpenAPIType, Schema
+from litestar.params import FromQuery, JSONBody, PathParameter
 
 from agentlanes.api.coordination_schemas import AgentBody
 from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import int_param
+from agentlanes.api.query import PageLimit, PageOffset, int_param
 from agentlanes.services import agents
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+AgentName = Annotated[
+    str,
+    PathParameter(
+        schema_extra={
+            "min_length": 1,
+            "max_length": 64,
+            "schema_not": Schema(type=OpenAPIType.STRING, pattern="[^A-Za-z0-9._-]"),
+            "description": "1-64 of A-Z a-z 0-9 . _ -",
+        }
+    ),
+]
 
 
 class AgentController(Controller):
@@ -24,9 +37,13 @@ class AgentController(Controller):
     tags = ["agents"]
     guards = [api_key_guard]
 
-    @put("/{name:str}", summary="Register or update an agent (201 created, 200 updated)")
+    @put(
+        "/{name:str}",
+        summary="Register or update an agent (201 created, 200 updated)",
+        responses={201: ResponseSpec(dict[str, Any], description="Registered (a new agent)")},
+    )
     async def upsert(
-        self, ctx: Ctx, project: Proj, name: FromPath[str], data: JSONBody[AgentBody | None] = None
+        self, ctx: Ctx, project: Proj, name: AgentName, data: JSONBody[AgentBody | None] = None
     ) -> Response[dict[str, Any]]:
         body = data or AgentBody()
         view, created = await agents.upsert(
@@ -45,8 +62,8 @@ class AgentController(Controller):
         ctx: Ctx,
         project: Proj,
         role: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await agents.list_agents(
             ctx,
@@ -57,5 +74,5 @@ class AgentController(Controller):
         )
 
     @get("/{name:str}", summary="One registered agent")
-    async def get_(self, ctx: Ctx, project: Proj, name: FromPath[str]) -> dict[str, Any]:
+    async def get_(self, ctx: Ctx, project: Proj, name: AgentName) -> dict[str, Any]:
         return await agents.get_agent(ctx, project, name)

@@ -6,7 +6,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from litestar import Litestar
+from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
@@ -14,6 +14,7 @@ from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from agentlanes import __version__
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
+from agentlanes.api.allow import repair_options_allow
 from agentlanes.api.checkpoints import CheckpointController
 from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
@@ -38,6 +39,12 @@ log = logging.getLogger("agentlanes")
 
 class MetricsController(PrometheusController):
     path = "/metrics"
+
+    # Redeclared only so that the document names the real content type (the Prometheus
+    # text format), not JSON.
+    @get(media_type=MediaType.TEXT, summary="Prometheus metrics", tags=["operations"])
+    async def get(self) -> Response[bytes]:
+        return await PrometheusController.get.fn(self)  # type: ignore[no-any-return]
 
 
 def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Litestar:
@@ -69,7 +76,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
     middleware = [prometheus.middleware]
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             ProjectController,
             CurrentProjectController,
@@ -105,3 +112,5 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.
         logging_config=None,
     )
+    repair_options_allow(app)
+    return app

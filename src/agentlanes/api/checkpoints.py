@@ -12,7 +12,7 @@ from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL as OPTIONAL
 from agentlanes.api.openapi import contract
-from agentlanes.api.query import int_param
+from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
 from agentlanes.services import checkpoints
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -20,6 +20,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+CheckpointStatus = enum_query(checkpoints.STATUSES, "Only checkpoints in this status")
 
 
 class CheckpointController(Controller):
@@ -34,9 +35,9 @@ class CheckpointController(Controller):
         summary="Create a checkpoint over tasks",
     )
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody | None] = None
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody]
     ) -> dict[str, Any]:
-        body = data or CheckpointBody()
+        body = data
         return await checkpoints.create_checkpoint(
             ctx,
             project,
@@ -51,10 +52,10 @@ class CheckpointController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        status: FromQuery[str | None] = None,
+        status: CheckpointStatus = None,
         task_id: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await checkpoints.list_checkpoints(
             ctx,
@@ -81,9 +82,9 @@ class CheckpointController(Controller):
         ctx: Ctx,
         project: Proj,
         checkpoint_id: FromPath[str],
-        data: JSONBody[ResolveBody | None] = None,
+        data: JSONBody[ResolveBody],
     ) -> dict[str, Any]:
-        body = data or ResolveBody()
+        body = data
         return await checkpoints.resolve_checkpoint(
             ctx,
             project,

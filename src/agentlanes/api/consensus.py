@@ -6,13 +6,13 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
 from agentlanes.api.openapi import contract
-from agentlanes.api.query import int_param
+from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
 from agentlanes.services import consensus
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -20,6 +20,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+ConsensusStatus = enum_query(consensus.STATUSES, "Only requests in this status")
 
 
 class ConsensusController(Controller):
@@ -34,9 +35,9 @@ class ConsensusController(Controller):
         summary="Ask the other live agents to approve an action",
     )
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody | None] = None
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody]
     ) -> dict[str, Any]:
-        body = data or ConsensusBody()
+        body = data
         return await consensus.create(
             ctx,
             project,
@@ -54,9 +55,9 @@ class ConsensusController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        status: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        status: ConsensusStatus = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await consensus.list_requests(
             ctx,
@@ -82,9 +83,9 @@ class ConsensusController(Controller):
         ctx: Ctx,
         project: Proj,
         request_id: FromPath[str],
-        data: JSONBody[VoteBody | None] = None,
+        data: JSONBody[VoteBody],
     ) -> dict[str, Any]:
-        body = data or VoteBody()
+        body = data
         return await consensus.vote(
             ctx, project, request_id, body.vote, session_token(request, body), comment=body.comment
         )

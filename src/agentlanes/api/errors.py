@@ -49,8 +49,11 @@ def _on_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Respo
         return error_response(400, "VALIDATION_ERROR", f"body: {detail}", field="body")
     first = problems[0] if isinstance(problems[0], dict) else {}
     key = str(first.get("key") or "body")
-    field, _, rest = key.partition(".")
     message = str(first.get("message") or "invalid value")
+    if key == "data":
+        # Litestar names a required body that was not sent by the handler's argument.
+        key, message = "body", "required: a JSON object"
+    field, _, rest = key.partition(".")
     extra: dict[str, Any] = {"field": field}
     if rest.isdigit():
         extra["index"] = int(rest)

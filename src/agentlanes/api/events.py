@@ -7,10 +7,9 @@ from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 from litestar.di import NamedDependency
-from litestar.params import FromQuery
 
 from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import int_param
+from agentlanes.api.query import MAX_INT, int_param, int_query
 from agentlanes.api.stream import EventStream
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.services import realtime
@@ -20,6 +19,9 @@ from agentlanes.store.models import Project
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+# Parsed by int_param, so a bad value is our 400 naming the field; documented as integers.
+Since = int_query(0, MAX_INT, "The offset after which to list events")
+LogLimit = int_query(1, realtime.MAX_LOG_LIMIT, "How many events at most")
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_BAD_REQUEST = 4400
@@ -40,8 +42,8 @@ class EventController(Controller):
         ctx: Ctx,
         project: Proj,
         # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
-        since: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
+        since: Since = None,
+        limit: LogLimit = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
             ctx, project, since=int_param("since", since), limit=int_param("limit", limit)

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.openapi.spec import OpenAPIType, Schema
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
 from agentlanes.api.openapi import contract
-from agentlanes.api.query import bool_param, int_param
+from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, int_param
 from agentlanes.services import leases
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -20,6 +21,17 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+ResourceFilter = Annotated[
+    str | None,
+    QueryParameter(
+        schema_extra={
+            "min_length": 1,
+            "max_length": leases.MAX_RESOURCE_CHARS,
+            "schema_not": Schema(type=OpenAPIType.STRING, pattern=leases.RESOURCE_FORBIDDEN),
+            "description": "Only leases on this resource key",
+        }
+    ),
+]
 
 
 class LeaseController(Controller):
@@ -37,9 +49,9 @@ class LeaseController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[LeaseBody | None] = None,
+        data: JSONBody[LeaseBody],
     ) -> Response[dict[str, Any]]:
-        body = data or LeaseBody()
+        body = data
         view, new = await leases.acquire(
             ctx, project, body.resource, session_token(request, body), ttl_seconds=body.ttl_seconds
         )
@@ -50,11 +62,11 @@ class LeaseController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        resource: FromQuery[str | None] = None,
+        resource: ResourceFilter = None,
         agent_name: FromQuery[str | None] = None,
-        include_ended: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        include_ended: Flag = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await leases.list_leases(
             ctx,
@@ -71,9 +83,9 @@ class LeaseController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[ValidateBody | None] = None,
+        data: JSONBody[ValidateBody],
     ) -> dict[str, Any]:
-        body = data or ValidateBody()
+        body = data
         return await leases.validate(ctx, project, body.resource, body.fencing_token)
 
     @post(

@@ -12,7 +12,15 @@ from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
 from agentlanes.api.openapi import contract
-from agentlanes.api.query import MAX_INT, bool_param, int_param
+from agentlanes.api.query import (
+    MAX_INT,
+    Flag,
+    PageLimit,
+    PageOffset,
+    bool_param,
+    int_param,
+    int_query,
+)
 from agentlanes.errors import NotFound
 from agentlanes.services import messages
 from agentlanes.services.context import ServiceContext
@@ -21,6 +29,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+AfterId = int_query(0, MAX_INT, "Only messages with a greater id")
 
 
 def _message_id(raw: str) -> int:
@@ -45,9 +54,9 @@ class MessageController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[MessageBody | None] = None,
+        data: JSONBody[MessageBody],
     ) -> dict[str, Any]:
-        body = data or MessageBody()
+        body = data
         return await messages.send(
             ctx,
             project,
@@ -67,13 +76,13 @@ class MessageController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        unread: FromQuery[str | None] = None,
-        unacked: FromQuery[str | None] = None,
+        unread: Flag = None,
+        unacked: Flag = None,
         type: FromQuery[str | None] = None,
         thread_id: FromQuery[str | None] = None,
-        after_id: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        after_id: AfterId = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await messages.inbox(
             ctx,

@@ -29,6 +29,7 @@ from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
+from pydantic import BaseModel
 
 from agentlanes.settings import Settings
 
@@ -219,17 +220,43 @@ def _resolve_limits(node: Any, settings: Settings) -> Any:
     return node
 
 
+def _closed_models() -> set[str]:
+    """Names of the request models that refuse unknown fields (``extra="forbid"``)."""
+    names: set[str] = set()
+    pending: list[type[BaseModel]] = [BaseModel]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            pending.append(sub)
+            if sub.model_config.get("extra") == "forbid":
+                names.add(sub.__name__)
+    return names
+
+
+def _finish_body(operation: dict[str, Any]) -> None:
+    body = operation.get("requestBody")
+    if not body:
+        return
+    schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+    # `JSONBody[Model | None] = None`: the body may be left out altogether.
+    if {"type": "null"} in schema.get("oneOf", []):
+        body["required"] = False
+
+
 def finish_document(document: dict[str, Any], app: Litestar, settings: Settings) -> None:
     """Rewrite Litestar's document in place into the contract (see the module's doc)."""
     handlers = {(path, method): handler for path, method, handler in _handlers(app)}
     comps = document.setdefault("components", {})
-    comps.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    schemas = comps.setdefault("schemas", {})
+    for name in _closed_models() & set(schemas):
+        schemas[name]["additionalProperties"] = False
+    schemas["Error"] = ERROR_SCHEMA
     comps.setdefault("responses", {}).update(_error_responses())
     for path, item in document.get("paths", {}).items():
         for method, operation in item.items():
             handler = handlers.get((path, method))
             if handler is None or not isinstance(operation, dict):
                 continue
+            _finish_body(operation)
             responses = operation.setdefault("responses", {})
             for status in [s for s, r in responses.items() if _is_litestar_error(r)]:
                 del responses[status]

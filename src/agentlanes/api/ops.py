@@ -6,6 +6,7 @@ from typing import Any
 
 from litestar import Response, get
 from litestar.datastructures import State
+from litestar.openapi import ResponseSpec
 from prometheus_client import Gauge
 
 from agentlanes.services.context import ServiceContext
@@ -18,7 +19,17 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@get("/readyz", summary="Database (and Redis, when configured) reachable", tags=["operations"])
+@get(
+    "/readyz",
+    summary="Database (and Redis, when configured) reachable",
+    tags=["operations"],
+    responses={
+        503: ResponseSpec(
+            data_container=dict[str, Any],
+            description='Not ready: `{"status": "unavailable", "checks": {...}}` names it',
+        )
+    },
+)
 async def readyz(state: State) -> Response[dict[str, Any]]:
     ctx: ServiceContext = state.ctx
     checks: dict[str, Any] = {}

@@ -19,7 +19,7 @@ from agentlanes.api.openapi import (
 from agentlanes.api.openapi import (
     contract,
 )
-from agentlanes.api.query import bool_param, int_param
+from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, enum_query, int_param
 from agentlanes.services import tasks
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -27,6 +27,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+TaskStatus = enum_query(tasks.STATUSES, "Only tasks in this status")
 
 
 class TaskController(Controller):
@@ -40,9 +41,9 @@ class TaskController(Controller):
         request: Req,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[TaskBody | None] = None,
+        data: JSONBody[TaskBody],
     ) -> dict[str, Any]:
-        body = data or TaskBody()
+        body = data
         return await tasks.create_task(
             ctx,
             project,
@@ -62,12 +63,12 @@ class TaskController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        status: FromQuery[str | None] = None,
+        status: TaskStatus = None,
         claimed_by: FromQuery[str | None] = None,
         parent_id: FromQuery[str | None] = None,
-        stale: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        stale: Flag = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await tasks.list_tasks(
             ctx,
@@ -84,7 +85,7 @@ class TaskController(Controller):
         "/ready", opt=contract(session=OPTIONAL), summary="Tasks ready to claim, most urgent first"
     )
     async def ready(
-        self, request: Req, ctx: Ctx, project: Proj, limit: FromQuery[str | None] = None
+        self, request: Req, ctx: Ctx, project: Proj, limit: PageLimit = None
     ) -> dict[str, Any]:
         return await tasks.ready_tasks(
             ctx, project, token=session_token(request), limit=int_param("limit", limit)
@@ -122,9 +123,9 @@ class TaskController(Controller):
         ctx: Ctx,
         project: Proj,
         task_id: FromPath[str],
-        data: JSONBody[TaskStatusBody | None] = None,
+        data: JSONBody[TaskStatusBody],
     ) -> dict[str, Any]:
-        body = data or TaskStatusBody()
+        body = data
         return await tasks.change_status(
             ctx,
             project,
@@ -146,7 +147,7 @@ class TaskController(Controller):
         ctx: Ctx,
         project: Proj,
         task_id: FromPath[str],
-        data: JSONBody[NoteBody | None] = None,
+        data: JSONBody[NoteBody],
     ) -> dict[str, Any]:
-        body = data or NoteBody()
+        body = data
         return await tasks.add_note(ctx, project, task_id, body.body, session_token(request, body))

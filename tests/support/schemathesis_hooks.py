@@ -1,0 +1,81 @@
+"""Schemathesis hooks for fuzzing a running agentlanes server against its OpenAPI document.
+
+Load with ``SCHEMATHESIS_HOOKS=tests.support.schemathesis_hooks`` (from the checkout's root)
+and set ``AGENTLANES_ST_URL`` (the server) and ``AGENTLANES_ST_API_KEY`` (a project's key);
+``AGENTLANES_ST_ADMIN_TOKEN`` too to fuzz the admin API. They give schemathesis what a
+JSON Schema cannot say:
+
+- credentials: every case carries the project's key, the admin token, and the token of a
+  session checked in for that case alone (a case may check the session out or time it
+  out; the next one must not inherit an ended session);
+- the two string formats of the document, ``glob-pattern`` and ``repo-path`` (their rules are
+  in docs/patterns.md), as generators of valid values;
+- the one cross-field rule: a project's heartbeat TTL is at least its interval.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+import schemathesis
+from hypothesis import strategies as st
+
+from agentlanes.settings import Settings
+
+_SEGMENT = st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,11}", fullmatch=True)
+_GLOB_SEGMENT = st.one_of(
+    _SEGMENT,
+    st.sampled_from(["*", "*.py", "test_*", "?.md", "[ab]*", "{src,lib}", "**"]),
+)
+
+schemathesis.openapi.format(
+    "repo-path", st.lists(_SEGMENT, min_size=1, max_size=5).map("/".join)
+)
+schemathesis.openapi.format(
+    "glob-pattern", st.lists(_GLOB_SEGMENT, min_size=1, max_size=5).map("/".join)
+)
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"set {name} (see docs/api.md, 'Fuzzing the contract')")
+    return value
+
+
+@schemathesis.auth(refresh_interval=None)
+class FreshSession:
+    """The project's key, the admin token and a newly checked-in session for every case."""
+
+    def get(self, case: Any, ctx: Any) -> dict[str, str]:
+        url, key = _env("AGENTLANES_ST_URL"), _env("AGENTLANES_ST_API_KEY")
+        r = httpx.post(
+            f"{url}/api/v1/checkin",
+            json={"agent_name": "schemathesis"},
+            headers={"X-API-Key": key},
+            timeout=10,
+        )
+        r.raise_for_status()
+        headers = {"X-API-Key": key, "X-Session-Token": r.json()["session_token"]}
+        admin = os.environ.get("AGENTLANES_ST_ADMIN_TOKEN")
+        if admin:
+            headers["Authorization"] = f"Bearer {admin}"
+        return headers
+
+    def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
+        case.headers = {**(case.headers or {}), **data}
+
+
+@schemathesis.hook("filter_body").apply_to(method="POST", path="/api/v1/projects")
+def heartbeat_ttl_not_below_interval(ctx: Any, body: Any) -> bool:
+    if not isinstance(body, dict):
+        return True
+    # A field left out takes the server's default, the settings' (not overridden here).
+    defaults = Settings()
+    interval = body.get("heartbeat_interval_seconds") or defaults.heartbeat_interval_seconds
+    ttl = body.get("heartbeat_ttl_seconds") or defaults.heartbeat_ttl_seconds
+    if isinstance(interval, int) and isinstance(ttl, int):
+        return ttl >= interval
+    return True
