@@ -10,6 +10,7 @@ from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.plugins.pydantic import PydanticPlugin
 
 from agentlanes import __version__
 from agentlanes.api import dashboard, ops
@@ -100,6 +101,9 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         lifespan=[lifespan],
         on_startup=[finisher(settings)],
         middleware=middleware,
+        # Strict: Litestar validates bodies with strict=False by default, which overrides the
+        # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
+        plugins=[PydanticPlugin(validate_strict=True)],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="agentlanes",

@@ -232,6 +232,41 @@ def _closed_models() -> set[str]:
     return names
 
 
+# Request bodies refuse NUL in any string, nested ones too (api/schemas.py: PostgreSQL text
+# cannot hold it); the document says so on every string and free-form object of a body.
+_NO_NUL: dict[str, Any] = {"type": "string", "pattern": "\\x00"}
+JSON_WITHOUT_NUL: dict[str, Any] = {
+    "description": "Any JSON value without a NUL character in a string or key",
+    "anyOf": [
+        {"type": ["null", "boolean", "number"]},
+        {"type": "string", "not": _NO_NUL},
+        {"type": "array", "items": {"$ref": "#/components/schemas/JsonWithoutNul"}},
+        {
+            "type": "object",
+            "propertyNames": {"not": _NO_NUL},
+            "additionalProperties": {"$ref": "#/components/schemas/JsonWithoutNul"},
+        },
+    ],
+}
+
+
+def _refuse_nul(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _refuse_nul(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("type") == "string" and "not" not in node:
+        node["not"] = dict(_NO_NUL)
+    if node.get("type") == "object" and node.get("additionalProperties") == {}:
+        node["propertyNames"] = {"not": dict(_NO_NUL)}
+        node["additionalProperties"] = {"$ref": "#/components/schemas/JsonWithoutNul"}
+    for key, value in node.items():
+        if key != "not":
+            _refuse_nul(value)
+
+
 def _finish_body(operation: dict[str, Any]) -> None:
     body = operation.get("requestBody")
     if not body:
@@ -249,6 +284,8 @@ def finish_document(document: dict[str, Any], app: Litestar, settings: Settings)
     schemas = comps.setdefault("schemas", {})
     for name in _closed_models() & set(schemas):
         schemas[name]["additionalProperties"] = False
+        _refuse_nul(schemas[name].get("properties", {}))
+    schemas["JsonWithoutNul"] = JSON_WITHOUT_NUL
     schemas["Error"] = ERROR_SCHEMA
     comps.setdefault("responses", {}).update(_error_responses())
     for path, item in document.get("paths", {}).items():
