@@ -7,10 +7,10 @@ as ``declared_file`` should not pass silently), and the document says so.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from litestar.openapi.spec import OpenAPIType, Schema
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, field_validator
 
 from agentlanes.api import fields
 from agentlanes.api.openapi import Limit
@@ -25,6 +25,18 @@ def _has_nul(value: Any) -> bool:
     if isinstance(value, list):
         return any(_has_nul(v) for v in value)
     return False
+
+
+def _integral(value: Any) -> Any:
+    # JSON has numbers, not ints and floats: 4.0 is the integer 4 (as JSON Schema's
+    # `integer` says). Bools and strings are left for the strict int check to refuse.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+JsonInt = Annotated[int, BeforeValidator(_integral)]
+"""An integer field: a JSON number without a fraction (4 or 4.0), never true or "4"."""
 
 
 class Body(BaseModel):
@@ -56,10 +68,10 @@ class ProjectCreate(Body):
         },
     )
     conflict_mode: Literal["warn", "block"] | None = None
-    heartbeat_interval_seconds: StrictInt | None = fields.integer(
+    heartbeat_interval_seconds: JsonInt | None = fields.integer(
         1, 86_400, description="Default: the heartbeat_interval_seconds setting"
     )
-    heartbeat_ttl_seconds: StrictInt | None = fields.integer(
+    heartbeat_ttl_seconds: JsonInt | None = fields.integer(
         1, 604_800, description="At least heartbeat_interval_seconds"
     )
     agent_config_keys: list[StrictStr] | None = Field(
