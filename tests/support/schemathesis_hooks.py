@@ -6,8 +6,8 @@ and set ``AGENTLANES_ST_URL`` (the server) and ``AGENTLANES_ST_API_KEY`` (a proj
 JSON Schema cannot say:
 
 - credentials: every case carries the project's key, the admin token, and the token of a
-  session checked in for that case alone (a case may check its session out; the next one
-  must not inherit an ended session);
+  live session (one per worker thread, checked in again after a case checked it out:
+  the next case must not inherit an ended session);
 - the two string formats of the document, ``glob-pattern`` and ``repo-path`` (their rules are
   in docs/patterns.md), as generators of valid values;
 - the one cross-field rule: a project's heartbeat TTL is at least its interval.
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
+import time
 from typing import Any
 
 import httpx
@@ -44,22 +46,46 @@ def _env(name: str) -> str:
     return value
 
 
+class _Sessions(threading.local):
+    """One live session per schemathesis worker thread, replaced once it may have ended."""
+
+    token: str | None = None
+    started: float = 0.0
+
+
+_SESSIONS = _Sessions()
+# Well inside the default heartbeat TTL (120 s): calls other than heartbeat and status do
+# not keep a session alive.
+_SESSION_MAX_AGE = 60.0
+
+
+def _check_in(url: str, key: str) -> str:
+    r = httpx.post(
+        f"{url}/api/v1/checkin",
+        # A name of its own: a check-in under a live name would supersede that session,
+        # which another worker may be using.
+        json={"agent_name": f"schemathesis-{secrets.token_hex(6)}"},
+        headers={"X-API-Key": key},
+        timeout=10,
+    )
+    r.raise_for_status()
+    return str(r.json()["session_token"])
+
+
 @schemathesis.auth(refresh_interval=None)
-class FreshSession:
-    """The project's key, the admin token and a newly checked-in session for every case."""
+class LiveSession:
+    """The project's key, the admin token, and this worker's live session's token."""
 
     def get(self, case: Any, ctx: Any) -> dict[str, str]:
         url, key = _env("AGENTLANES_ST_URL"), _env("AGENTLANES_ST_API_KEY")
-        r = httpx.post(
-            f"{url}/api/v1/checkin",
-            # A name of its own: a check-in under a live name would supersede that session,
-            # which another worker may be using.
-            json={"agent_name": f"schemathesis-{secrets.token_hex(6)}"},
-            headers={"X-API-Key": key},
-            timeout=10,
-        )
-        r.raise_for_status()
-        headers = {"X-API-Key": key, "X-Session-Token": r.json()["session_token"]}
+        if case.operation.path == "/api/v1/checkout":
+            # Checking out ends the session: a case of its own, with a session of its own.
+            token = _check_in(url, key)
+        else:
+            if _SESSIONS.token is None or time.monotonic() - _SESSIONS.started > _SESSION_MAX_AGE:
+                _SESSIONS.token, _SESSIONS.started = _check_in(url, key), time.monotonic()
+            token = _SESSIONS.token
+        headers = {"X-API-Key": key, "X-Session-Token": token}
         admin = os.environ.get("AGENTLANES_ST_ADMIN_TOKEN")
         if admin:
             headers["Authorization"] = f"Bearer {admin}"
@@ -67,6 +93,13 @@ class FreshSession:
 
     def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
         case.headers = {**(case.headers or {}), **data}
+
+
+@schemathesis.hook
+def after_call(ctx: Any, case: Any, response: Any) -> None:
+    """Should the worker's session have ended all the same, the next case checks in."""
+    if response.status_code == 410:
+        _SESSIONS.token = None
 
 
 @schemathesis.hook("filter_case").apply_to(method="POST", path="/api/v1/projects")
@@ -80,6 +113,5 @@ def heartbeat_ttl_not_below_interval(ctx: Any, case: Any) -> bool:
     defaults = Settings()
     interval = body.get("heartbeat_interval_seconds") or defaults.heartbeat_interval_seconds
     ttl = body.get("heartbeat_ttl_seconds") or defaults.heartbeat_ttl_seconds
-    if isinstance(interval, int) and isinstance(ttl, int):
-        return ttl >= interval
-    return True
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (interval, ttl))
+    return not numbers or ttl >= interval

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
+from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
@@ -42,6 +43,7 @@ class LeaseController(Controller):
     @post(
         "/",
         opt=contract(409, session=REQUIRED),
+        responses={200: ResponseSpec(dict[str, Any], description="This session held it already")},
         summary="Acquire a lease (201 new; 200 when this session holds it already)",
     )
     async def acquire(
