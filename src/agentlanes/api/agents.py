@@ -40,7 +40,11 @@ class AgentController(Controller):
     @put(
         "/{name:str}",
         summary="Register or update an agent (201 created, 200 updated)",
-        responses={201: ResponseSpec(dict[str, Any], description="Registered (a new agent)")},
+        responses={
+            201: ResponseSpec(
+                dict[str, Any], generate_examples=False, description="Registered (a new agent)"
+            )
+        },
     )
     async def upsert(
         self, ctx: Ctx, project: Proj, name: AgentName, data: JSONBody[AgentBody | None] = None

@@ -9,12 +9,18 @@ from litestar.datastructures import State
 from litestar.openapi import ResponseSpec
 from prometheus_client import Gauge
 
+from agentlanes.api.answers import Health, Readiness, answer
 from agentlanes.services.context import ServiceContext
 
 SUBSCRIBERS = Gauge("agentlanes_event_subscribers", "Open event sockets in this process")
 
 
-@get("/healthz", summary="The process is up", tags=["operations"])
+@get(
+    "/healthz",
+    summary="The process is up",
+    tags=["operations"],
+    responses=answer(200, Health, "Up"),
+)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
@@ -24,10 +30,12 @@ async def healthz() -> dict[str, str]:
     summary="Database (and Redis, when configured) reachable",
     tags=["operations"],
     responses={
+        **answer(200, Readiness, "Ready: every check is ok"),
         503: ResponseSpec(
-            data_container=dict[str, Any],
+            data_container=Readiness,
+            generate_examples=False,
             description='Not ready: `{"status": "unavailable", "checks": {...}}` names it',
-        )
+        ),
     },
 )
 async def readyz(state: State) -> Response[dict[str, Any]]:

@@ -8,6 +8,15 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from agentlanes.api.answers import (
+    CheckinAnswer,
+    CheckoutAnswer,
+    ConflictsAnswer,
+    HeartbeatAnswer,
+    PresenceAnswer,
+    StatusAnswer,
+    answer,
+)
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import (
     SESSION_OPTIONAL as OPTIONAL,
@@ -39,7 +48,13 @@ class SessionController(Controller):
     tags = ["sessions"]
     guards = [api_key_guard]
 
-    @post("/checkin", status_code=201, opt=contract(409), summary="Check in: start a session")
+    @post(
+        "/checkin",
+        status_code=201,
+        opt=contract(409),
+        responses=answer(201, CheckinAnswer, "The session, its token and its conflicts"),
+        summary="Check in: start a session",
+    )
     async def checkin(
         self, ctx: Ctx, project: Proj, data: JSONBody[CheckinBody | None] = None
     ) -> dict[str, Any]:
@@ -59,6 +74,7 @@ class SessionController(Controller):
         "/heartbeat",
         status_code=200,
         opt=contract(session=REQUIRED),
+        responses=answer(200, HeartbeatAnswer, "Alive until expires_at"),
         summary="Keep a session alive",
     )
     async def heartbeat(
@@ -74,6 +90,7 @@ class SessionController(Controller):
         "/status",
         status_code=200,
         opt=contract(409, session=REQUIRED),
+        responses=answer(200, StatusAnswer, "The session and its fresh conflicts"),
         summary="Change scope or status text",
     )
     async def status(
@@ -100,6 +117,7 @@ class SessionController(Controller):
         "/checkout",
         status_code=200,
         opt=contract(session=REQUIRED),
+        responses=answer(200, CheckoutAnswer, "The session has ended"),
         summary="Check out: end a session",
     )
     async def checkout(
@@ -119,7 +137,11 @@ class SessionController(Controller):
             files_touched=body.files_touched,
         )
 
-    @get("/presence", summary="Live sessions of the project")
+    @get(
+        "/presence",
+        summary="Live sessions of the project",
+        responses=answer(200, PresenceAnswer, "Active sessions, oldest first"),
+    )
     async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await presence_service.presence(ctx, project)
 
@@ -127,6 +149,7 @@ class SessionController(Controller):
         "/conflicts/check",
         status_code=200,
         opt=contract(session=OPTIONAL),
+        responses=answer(200, ConflictsAnswer, "What would collide (nothing changes)"),
         summary="What paths or patterns would collide with",
     )
     async def check(

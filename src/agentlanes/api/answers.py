@@ -1,0 +1,99 @@
+"""The shapes of successful answers, for the OpenAPI document (``responses=`` on the routes).
+
+The services build the answers as dicts (services/views.py); these models only describe
+them. They are open (a field added later does not break a client generated from the
+document), and a conflict is described as an object here: its fields are SPEC's
+(``session_id``, ``agent_name``, ``declared_area``, ``overlapping_area``, ``certain``,
+``overlapping_files``) and are documented with the conflict schema itself.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from litestar.openapi import ResponseSpec
+from pydantic import BaseModel
+
+
+class SessionView(BaseModel):
+    """A live session as presence lists it (never its token)."""
+
+    session_id: str
+    agent_name: str
+    declared_area: str | None
+    declared_files: list[str]
+    status_text: str | None
+    meta: dict[str, Any]
+    started_at: datetime
+    last_heartbeat_at: datetime
+    expires_at: datetime
+
+
+class CheckinAnswer(BaseModel):
+    session_id: str
+    session_token: str
+    agent_name: str
+    declared_area: str | None
+    declared_files: list[str]
+    meta: dict[str, Any]
+    status: Literal["active"]
+    heartbeat_interval_seconds: int
+    heartbeat_ttl_seconds: int
+    started_at: datetime
+    expires_at: datetime
+    conflicts: list[dict[str, Any]]
+
+
+class HeartbeatAnswer(BaseModel):
+    session_id: str
+    status: Literal["active"]
+    last_heartbeat_at: datetime
+    expires_at: datetime
+
+
+class StatusAnswer(SessionView):
+    status: Literal["active"]
+    conflicts: list[dict[str, Any]]
+
+
+class CheckoutAnswer(BaseModel):
+    session_id: str
+    status: Literal["checked_out"]
+    outcome_status: Literal["completed", "partial", "failed"]
+    ended_at: datetime
+
+
+class PresenceAnswer(BaseModel):
+    sessions: list[SessionView]
+    offset: int
+
+
+class ConflictsAnswer(BaseModel):
+    conflicts: list[dict[str, Any]]
+
+
+class ProjectView(BaseModel):
+    slug: str
+    name: str
+    conflict_mode: Literal["warn", "block"]
+    heartbeat_interval_seconds: int
+    heartbeat_ttl_seconds: int
+    agent_config_keys: list[str]
+    created_at: datetime
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "unavailable"]
+    checks: dict[str, str]
+
+
+def answer(status: int, model: type[BaseModel], description: str) -> dict[int, ResponseSpec]:
+    """``responses=`` for a route whose answer at ``status`` is ``model``."""
+    return {
+        status: ResponseSpec(data_container=model, description=description, generate_examples=False)
+    }
