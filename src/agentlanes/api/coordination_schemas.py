@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 
 from agentlanes.api import fields
 from agentlanes.api.openapi import Limit
-from agentlanes.api.schemas import Body, EmptyBody, JsonInt, TokenBody
+from agentlanes.api.schemas import Body, EmptyBody, TokenBody
 from agentlanes.services import agents, checkpoints, consensus, messages, tasks
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
 class TaskBody(TokenBody):
     title: StrictStr = fields.text(tasks.MAX_TITLE_CHARS, required=True, single_line=True)
     description: StrictStr | None = fields.text(tasks.MAX_DESCRIPTION_CHARS)
-    priority: JsonInt | None = fields.integer(
+    priority: StrictInt | None = fields.integer(
         tasks.PRIORITY_MIN, tasks.PRIORITY_MAX, description="0 = most urgent; default 2"
     )
     paths: list[StrictStr] | None = fields.patterns("File patterns the task will touch")
@@ -99,20 +99,20 @@ class MessageBody(TokenBody):
 
 class LeaseBody(TokenBody):
     resource: StrictStr = fields.resource()
-    ttl_seconds: JsonInt | None = fields.integer(
+    ttl_seconds: StrictInt | None = fields.integer(
         1, Limit("lease_max_seconds"), description="Default: the lease_default_seconds setting"
     )
 
 
 class RenewBody(TokenBody):
-    ttl_seconds: JsonInt | None = fields.integer(
+    ttl_seconds: StrictInt | None = fields.integer(
         1, Limit("lease_max_seconds"), description="Default: the lease_default_seconds setting"
     )
 
 
 class ValidateBody(Body):
     resource: StrictStr = fields.resource()
-    fencing_token: JsonInt = Field(
+    fencing_token: StrictInt = Field(
         ...,
         json_schema_extra={"minimum": 1, "description": "The fencing token of the grant to check"},
     )
@@ -122,7 +122,7 @@ class ConsensusBody(TokenBody):
     action: StrictStr = fields.text(consensus.MAX_ACTION_CHARS, required=True, single_line=True)
     subject: StrictStr | None = fields.text(consensus.MAX_SUBJECT_CHARS)
     reason: StrictStr = fields.text(consensus.MAX_REASON_CHARS, required=True)
-    timeout_seconds: JsonInt | None = fields.integer(
+    timeout_seconds: StrictInt | None = fields.integer(
         1,
         Limit("consensus_max_timeout_seconds"),
         description="Default: the consensus_default_timeout_seconds setting",

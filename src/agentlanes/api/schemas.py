@@ -7,10 +7,18 @@ as ``declared_file`` should not pass silently), and the document says so.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal, get_args
 
 from litestar.openapi.spec import OpenAPIType, Schema
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
 
 from agentlanes.api import fields
 from agentlanes.api.openapi import Limit
@@ -27,16 +35,8 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-def _integral(value: Any) -> Any:
-    # JSON has numbers, not ints and floats: 4.0 is the integer 4 (as JSON Schema's
-    # `integer` says). Bools and strings are left for the strict int check to refuse.
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-JsonInt = Annotated[int, BeforeValidator(_integral)]
-"""An integer field: a JSON number without a fraction (4 or 4.0), never true or "4"."""
+def _takes_int(annotation: Any) -> bool:
+    return annotation is int or any(_takes_int(arg) for arg in get_args(annotation))
 
 
 class Body(BaseModel):
@@ -44,10 +44,16 @@ class Body(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_nul_bytes(cls, value: Any) -> Any:
+    def _json_values(cls, value: Any, info: ValidationInfo) -> Any:
         # PostgreSQL text cannot hold NUL; refuse it everywhere with the field's name.
         if _has_nul(value):
             raise ValueError("must not contain NUL bytes")
+        # JSON has numbers, not ints and floats: 4.0 is the integer 4 (as JSON Schema's
+        # `integer` says). True and "4" stay for the strict int check to refuse.
+        if isinstance(value, float) and value.is_integer():
+            field = cls.model_fields.get(info.field_name or "")
+            if field is not None and _takes_int(field.annotation):
+                return int(value)
         return value
 
 
@@ -68,10 +74,10 @@ class ProjectCreate(Body):
         },
     )
     conflict_mode: Literal["warn", "block"] | None = None
-    heartbeat_interval_seconds: JsonInt | None = fields.integer(
+    heartbeat_interval_seconds: StrictInt | None = fields.integer(
         1, 86_400, description="Default: the heartbeat_interval_seconds setting"
     )
-    heartbeat_ttl_seconds: JsonInt | None = fields.integer(
+    heartbeat_ttl_seconds: StrictInt | None = fields.integer(
         1, 604_800, description="At least heartbeat_interval_seconds"
     )
     agent_config_keys: list[StrictStr] | None = Field(
