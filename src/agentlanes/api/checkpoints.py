@@ -10,8 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.openapi import SESSION_OPTIONAL as OPTIONAL
-from agentlanes.api.openapi import contract
+from agentlanes.api.openapi import SESSION_OPTIONAL, contract
 from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
 from agentlanes.services import checkpoints
 from agentlanes.services.context import ServiceContext
@@ -31,7 +30,7 @@ class CheckpointController(Controller):
     @post(
         "/",
         status_code=201,
-        opt=contract(404, session=OPTIONAL),
+        opt=contract(404, session=SESSION_OPTIONAL),
         summary="Create a checkpoint over tasks",
     )
     async def create(
@@ -73,7 +72,7 @@ class CheckpointController(Controller):
     @post(
         "/{checkpoint_id:str}/resolve",
         status_code=200,
-        opt=contract(409, session=OPTIONAL),
+        opt=contract(409, session=SESSION_OPTIONAL),
         summary="Resolve: passed or failed",
     )
     async def resolve(

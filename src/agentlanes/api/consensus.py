@@ -10,8 +10,7 @@ from litestar.params import FromPath, JSONBody
 
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
-from agentlanes.api.openapi import contract
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
 from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
 from agentlanes.services import consensus
 from agentlanes.services.context import ServiceContext
@@ -31,7 +30,7 @@ class ConsensusController(Controller):
     @post(
         "/",
         status_code=201,
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         summary="Ask the other live agents to approve an action",
     )
     async def create(
@@ -74,7 +73,7 @@ class ConsensusController(Controller):
     @post(
         "/{request_id:str}/vote",
         status_code=200,
-        opt=contract(409, session=REQUIRED),
+        opt=contract(409, session=SESSION_REQUIRED),
         summary="Vote approve or reject",
     )
     async def vote(

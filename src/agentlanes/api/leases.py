@@ -12,8 +12,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
-from agentlanes.api.openapi import contract
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
 from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, int_param
 from agentlanes.services import leases
 from agentlanes.services.context import ServiceContext
@@ -42,7 +41,7 @@ class LeaseController(Controller):
 
     @post(
         "/",
-        opt=contract(409, session=REQUIRED),
+        opt=contract(409, session=SESSION_REQUIRED),
         responses={
             200: ResponseSpec(
                 dict[str, Any], generate_examples=False, description="This session held it already"
@@ -97,7 +96,7 @@ class LeaseController(Controller):
     @post(
         "/{lease_id:str}/renew",
         status_code=200,
-        opt=contract(409, session=REQUIRED),
+        opt=contract(409, session=SESSION_REQUIRED),
         summary="Extend a lease",
     )
     async def renew(
@@ -116,7 +115,7 @@ class LeaseController(Controller):
     @post(
         "/{lease_id:str}/release",
         status_code=200,
-        opt=contract(409, session=REQUIRED),
+        opt=contract(409, session=SESSION_REQUIRED),
         summary="Release a lease",
     )
     async def release(

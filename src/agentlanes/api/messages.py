@@ -10,8 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.openapi import SESSION_REQUIRED as REQUIRED
-from agentlanes.api.openapi import contract
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
 from agentlanes.api.query import (
     MAX_INT,
     Flag,
@@ -46,7 +45,7 @@ class MessageController(Controller):
     @post(
         "/",
         status_code=201,
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         summary="Send a message to an agent or broadcast",
     )
     async def send(
@@ -68,7 +67,7 @@ class MessageController(Controller):
 
     @get(
         "/inbox",
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         summary="This agent's messages, broadcasts included",
     )
     async def inbox(
@@ -100,7 +99,7 @@ class MessageController(Controller):
     @post(
         "/{message_id:str}/read",
         status_code=200,
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         summary="Mark a message read",
     )
     async def read(
@@ -118,7 +117,7 @@ class MessageController(Controller):
     @post(
         "/{message_id:str}/ack",
         status_code=200,
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         summary="Acknowledge a message",
     )
     async def ack(

@@ -18,15 +18,7 @@ from agentlanes.api.answers import (
     answer,
 )
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.openapi import (
-    SESSION_OPTIONAL as OPTIONAL,
-)
-from agentlanes.api.openapi import (
-    SESSION_REQUIRED as REQUIRED,
-)
-from agentlanes.api.openapi import (
-    contract,
-)
+from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -73,7 +65,7 @@ class SessionController(Controller):
     @post(
         "/heartbeat",
         status_code=200,
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         responses=answer(200, HeartbeatAnswer, "Alive until expires_at"),
         summary="Keep a session alive",
     )
@@ -89,7 +81,7 @@ class SessionController(Controller):
     @post(
         "/status",
         status_code=200,
-        opt=contract(409, session=REQUIRED),
+        opt=contract(409, session=SESSION_REQUIRED),
         responses=answer(200, StatusAnswer, "The session and its fresh conflicts"),
         summary="Change scope or status text",
     )
@@ -116,7 +108,7 @@ class SessionController(Controller):
     @post(
         "/checkout",
         status_code=200,
-        opt=contract(session=REQUIRED),
+        opt=contract(session=SESSION_REQUIRED),
         responses=answer(200, CheckoutAnswer, "The session has ended"),
         summary="Check out: end a session",
     )
@@ -148,7 +140,7 @@ class SessionController(Controller):
     @post(
         "/conflicts/check",
         status_code=200,
-        opt=contract(session=OPTIONAL),
+        opt=contract(session=SESSION_OPTIONAL),
         responses=answer(200, ConflictsAnswer, "What would collide (nothing changes)"),
         summary="What paths or patterns would collide with",
     )

@@ -10,15 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.openapi import (
-    SESSION_OPTIONAL as OPTIONAL,
-)
-from agentlanes.api.openapi import (
-    SESSION_REQUIRED as REQUIRED,
-)
-from agentlanes.api.openapi import (
-    contract,
-)
+from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
 from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, enum_query, int_param
 from agentlanes.services import tasks
 from agentlanes.services.context import ServiceContext
@@ -35,7 +27,9 @@ class TaskController(Controller):
     tags = ["tasks"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, opt=contract(404, session=OPTIONAL), summary="Create a task")
+    @post(
+        "/", status_code=201, opt=contract(404, session=SESSION_OPTIONAL), summary="Create a task"
+    )
     async def create(
         self,
         request: Req,
@@ -82,7 +76,9 @@ class TaskController(Controller):
         )
 
     @get(
-        "/ready", opt=contract(session=OPTIONAL), summary="Tasks ready to claim, most urgent first"
+        "/ready",
+        opt=contract(session=SESSION_OPTIONAL),
+        summary="Tasks ready to claim, most urgent first",
     )
     async def ready(
         self, request: Req, ctx: Ctx, project: Proj, limit: PageLimit = None
@@ -98,7 +94,7 @@ class TaskController(Controller):
     @post(
         "/{task_id:str}/claim",
         status_code=200,
-        opt=contract(409, session=REQUIRED),
+        opt=contract(409, session=SESSION_REQUIRED),
         summary="Claim a task for this session",
     )
     async def claim(
@@ -114,7 +110,7 @@ class TaskController(Controller):
     @post(
         "/{task_id:str}/status",
         status_code=200,
-        opt=contract(409, session=OPTIONAL),
+        opt=contract(409, session=SESSION_OPTIONAL),
         summary="Change a task's status",
     )
     async def status(
@@ -138,7 +134,7 @@ class TaskController(Controller):
     @post(
         "/{task_id:str}/notes",
         status_code=201,
-        opt=contract(session=OPTIONAL),
+        opt=contract(session=SESSION_OPTIONAL),
         summary="Add a note to a task",
     )
     async def note(
