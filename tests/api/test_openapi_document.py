@@ -167,3 +167,19 @@ def test_a_missing_required_body_is_a_400_naming_the_body(client: TestClient[Any
             "/api/v1/tasks", json={"title": "t", "priority": priority}, headers={"X-API-Key": key}
         )
         assert r.status_code == status, (priority, r.text)
+
+
+def test_untyped_page_parameters_are_documented_as_the_pager_takes_them() -> None:
+    from agentlanes.api.openapi import _finish_parameters
+
+    operation = {
+        "parameters": [
+            {"name": n, "in": "query", "schema": {"oneOf": [{"type": "string"}, {"type": "null"}]}}
+            for n in ("limit", "offset", "q")
+        ]
+    }
+    _finish_parameters(operation)
+    schemas = {p["name"]: p["schema"] for p in operation["parameters"]}
+    assert schemas["limit"] == {"type": "integer", "minimum": 1, "maximum": 500}
+    assert schemas["offset"]["minimum"] == 0
+    assert schemas["q"] == {"oneOf": [{"type": "string"}, {"type": "null"}]}

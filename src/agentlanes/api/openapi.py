@@ -31,6 +31,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from pydantic import BaseModel
 
+from agentlanes.services.checks import MAX_OFFSET, MAX_PAGE
 from agentlanes.settings import Settings
 
 SESSION_REQUIRED = "required"
@@ -267,6 +268,23 @@ def _refuse_nul(node: Any) -> None:
             _refuse_nul(value)
 
 
+# A handler that takes `limit` or `offset` as a bare string passes it to checks.page(): the
+# one pager of the API. Said here once, so that a list route added later without
+# annotating them (api/query.py's PageLimit, PageOffset) is still documented right.
+_UNTYPED = {"oneOf": [{"type": "string"}, {"type": "null"}]}
+PAGE_PARAMETERS: dict[str, dict[str, Any]] = {
+    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+    "offset": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+}
+
+
+def _finish_parameters(operation: dict[str, Any]) -> None:
+    for parameter in operation.get("parameters", []):
+        page = PAGE_PARAMETERS.get(parameter.get("name"))
+        if parameter.get("in") == "query" and page and parameter.get("schema") == _UNTYPED:
+            parameter["schema"] = dict(page)
+
+
 def _finish_body(operation: dict[str, Any]) -> None:
     body = operation.get("requestBody")
     if not body:
@@ -294,6 +312,7 @@ def finish_document(document: dict[str, Any], app: Litestar, settings: Settings)
             if handler is None or not isinstance(operation, dict):
                 continue
             _finish_body(operation)
+            _finish_parameters(operation)
             responses = operation.setdefault("responses", {})
             for status in [s for s, r in responses.items() if _is_litestar_error(r)]:
                 del responses[status]
