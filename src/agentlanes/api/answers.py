@@ -83,6 +83,88 @@ class ProjectView(BaseModel):
     created_at: datetime
 
 
+class ClaimedBy(BaseModel):
+    session_id: str
+    agent_name: str
+
+
+class TaskView(BaseModel):
+    task_id: str
+    title: str
+    description: str | None
+    priority: int
+    status: Literal["pending", "in_progress", "blocked", "done", "cancelled"]
+    paths: list[str]
+    depends_on: list[str]
+    parent_id: str | None
+    created_by: str | None
+    claimed_by: ClaimedBy | None
+    claimed_at: datetime | None
+    stale_since: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class NoteView(BaseModel):
+    note_id: int | str
+    task_id: str
+    author: str
+    kind: Literal["agent", "system"]
+    body: str
+    created_at: datetime
+
+
+class BlockedBy(BaseModel):
+    dependencies: list[str]
+    checkpoints: list[str]
+
+
+class TaskDetail(TaskView):
+    notes: list[NoteView]
+    blocked_by: BlockedBy
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskView]
+    total: int
+    limit: int
+    offset: int
+
+
+class ReadyTasks(BaseModel):
+    tasks: list[TaskView]
+
+
+class LeaseView(BaseModel):
+    lease_id: str
+    resource: str
+    session_id: str
+    agent_name: str
+    fencing_token: int
+    ttl_seconds: int
+    status: str
+    acquired_at: datetime
+    renewed_at: datetime | None
+    expires_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+
+
+class LeaseList(BaseModel):
+    leases: list[LeaseView]
+    limit: int
+    offset: int
+
+
+class LeaseCheck(BaseModel):
+    valid: bool
+    reason: str
+    resource: str
+    fencing_token: int
+    latest_fencing_token: int
+    lease: LeaseView | None
+
+
 class Health(BaseModel):
     status: Literal["ok"]
 

@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
+from agentlanes.api.answers import LeaseCheck, LeaseList, LeaseView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
@@ -43,9 +43,8 @@ class LeaseController(Controller):
         "/",
         opt=contract(409, session=SESSION_REQUIRED),
         responses={
-            200: ResponseSpec(
-                dict[str, Any], generate_examples=False, description="This session held it already"
-            )
+            **answer(201, LeaseView, "The new grant"),
+            **answer(200, LeaseView, "This session held it already: the same grant, extended"),
         },
         summary="Acquire a lease (201 new; 200 when this session holds it already)",
     )
@@ -62,7 +61,11 @@ class LeaseController(Controller):
         )
         return Response(view, status_code=201 if new else 200)
 
-    @get("/", summary="Live leases (include_ended=true for all)")
+    @get(
+        "/",
+        responses=answer(200, LeaseList, "Leases, newest first"),
+        summary="Live leases (include_ended=true for all)",
+    )
     async def list_(
         self,
         ctx: Ctx,
@@ -83,7 +86,12 @@ class LeaseController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @post("/validate", status_code=200, summary="Is this fencing token the live grant?")
+    @post(
+        "/validate",
+        status_code=200,
+        responses=answer(200, LeaseCheck, "Whether the token is the live grant, and why"),
+        summary="Is this fencing token the live grant?",
+    )
     async def validate(
         self,
         ctx: Ctx,
@@ -97,6 +105,7 @@ class LeaseController(Controller):
         "/{lease_id:str}/renew",
         status_code=200,
         opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, LeaseView, "The lease, extended"),
         summary="Extend a lease",
     )
     async def renew(
@@ -116,6 +125,7 @@ class LeaseController(Controller):
         "/{lease_id:str}/release",
         status_code=200,
         opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, LeaseView, "The lease, released"),
         summary="Release a lease",
     )
     async def release(

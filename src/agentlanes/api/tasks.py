@@ -8,6 +8,14 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from agentlanes.api.answers import (
+    NoteView,
+    ReadyTasks,
+    TaskDetail,
+    TaskList,
+    TaskView,
+    answer,
+)
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
@@ -28,7 +36,11 @@ class TaskController(Controller):
     guards = [api_key_guard]
 
     @post(
-        "/", status_code=201, opt=contract(404, session=SESSION_OPTIONAL), summary="Create a task"
+        "/",
+        status_code=201,
+        opt=contract(404, session=SESSION_OPTIONAL),
+        responses=answer(201, TaskView, "The new task"),
+        summary="Create a task",
     )
     async def create(
         self,
@@ -52,7 +64,11 @@ class TaskController(Controller):
             session_token(request, body),
         )
 
-    @get("/", summary="List tasks (filters, pages)")
+    @get(
+        "/",
+        responses=answer(200, TaskList, "A page of tasks, oldest first"),
+        summary="List tasks (filters, pages)",
+    )
     async def list_(
         self,
         ctx: Ctx,
@@ -78,6 +94,7 @@ class TaskController(Controller):
     @get(
         "/ready",
         opt=contract(session=SESSION_OPTIONAL),
+        responses=answer(200, ReadyTasks, "Ready tasks, most urgent first"),
         summary="Tasks ready to claim, most urgent first",
     )
     async def ready(
@@ -87,7 +104,11 @@ class TaskController(Controller):
             ctx, project, token=session_token(request), limit=int_param("limit", limit)
         )
 
-    @get("/{task_id:str}", summary="One task, with its notes and what blocks it")
+    @get(
+        "/{task_id:str}",
+        responses=answer(200, TaskDetail, "The task, its notes and what blocks it"),
+        summary="One task, with its notes and what blocks it",
+    )
     async def get_(self, ctx: Ctx, project: Proj, task_id: FromPath[str]) -> dict[str, Any]:
         return await tasks.get_task(ctx, project, task_id)
 
@@ -95,6 +116,7 @@ class TaskController(Controller):
         "/{task_id:str}/claim",
         status_code=200,
         opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, TaskView, "The task, claimed by this session"),
         summary="Claim a task for this session",
     )
     async def claim(
@@ -111,6 +133,7 @@ class TaskController(Controller):
         "/{task_id:str}/status",
         status_code=200,
         opt=contract(409, session=SESSION_OPTIONAL),
+        responses=answer(200, TaskView, "The task in its new status"),
         summary="Change a task's status",
     )
     async def status(
@@ -135,6 +158,7 @@ class TaskController(Controller):
         "/{task_id:str}/notes",
         status_code=201,
         opt=contract(session=SESSION_OPTIONAL),
+        responses=answer(201, NoteView, "The note"),
         summary="Add a note to a task",
     )
     async def note(
