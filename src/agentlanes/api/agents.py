@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 from litestar import Controller, Response, get, put
 from litestar.di import NamedDependency
-from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromQuery, JSONBody, PathParameter
 
+from agentlanes.api.answers import AgentList, AgentSaved, AgentView, answer
 from agentlanes.api.coordination_schemas import AgentBody
 from agentlanes.api.deps import api_key_guard
 from agentlanes.api.query import PageLimit, PageOffset, int_param
@@ -41,9 +41,8 @@ class AgentController(Controller):
         "/{name:str}",
         summary="Register or update an agent (201 created, 200 updated)",
         responses={
-            201: ResponseSpec(
-                dict[str, Any], generate_examples=False, description="Registered (a new agent)"
-            )
+            **answer(201, AgentSaved, "Registered: a new agent"),
+            **answer(200, AgentSaved, "Updated (dropped_keys: config keys the project lacks)"),
         },
     )
     async def upsert(
@@ -60,7 +59,7 @@ class AgentController(Controller):
         )
         return Response(view, status_code=201 if created else 200)
 
-    @get("/", summary="Registered agents")
+    @get("/", responses=answer(200, AgentList, "A page of agents"), summary="Registered agents")
     async def list_(
         self,
         ctx: Ctx,
@@ -77,6 +76,10 @@ class AgentController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/{name:str}", summary="One registered agent")
+    @get(
+        "/{name:str}",
+        responses=answer(200, AgentView, "The agent"),
+        summary="One registered agent",
+    )
     async def get_(self, ctx: Ctx, project: Proj, name: AgentName) -> dict[str, Any]:
         return await agents.get_agent(ctx, project, name)

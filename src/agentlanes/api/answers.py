@@ -10,7 +10,7 @@ document), and a conflict is described as an object here: its fields are SPEC's
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from litestar.openapi import ResponseSpec
 from pydantic import BaseModel
@@ -106,7 +106,7 @@ class TaskView(BaseModel):
 
 
 class NoteView(BaseModel):
-    note_id: int | str
+    note_id: int
     task_id: str
     author: str
     kind: Literal["agent", "system"]
@@ -165,6 +165,110 @@ class LeaseCheck(BaseModel):
     lease: LeaseView | None
 
 
+class CheckpointView(BaseModel):
+    checkpoint_id: str
+    name: str
+    description: str | None
+    task_ids: list[str]
+    status: Literal["pending", "passed", "failed"]
+    created_by: str | None
+    resolved_by: str | None
+    note: str | None
+    created_at: datetime
+    resolved_at: datetime | None
+
+
+class CheckpointResolved(CheckpointView):
+    unblocked_task_ids: list[str]
+
+
+class CheckpointList(BaseModel):
+    checkpoints: list[CheckpointView]
+    total: int
+    limit: int
+    offset: int
+
+
+class VoteView(BaseModel):
+    agent_name: str
+    vote: Literal["approve", "reject"]
+    comment: str | None
+    created_at: datetime
+
+
+class ConsensusView(BaseModel):
+    consensus_id: str
+    action: str
+    subject: str | None
+    reason: str
+    requester: str
+    requester_session_id: str | None
+    eligible_voters: list[str]
+    required_approvals: int
+    approvals: int
+    rejections: int
+    votes: list[VoteView]
+    status: Literal["pending", "approved", "rejected", "expired"]
+    timeout_seconds: int
+    created_at: datetime
+    expires_at: datetime
+    resolved_at: datetime | None
+
+
+class ConsensusList(BaseModel):
+    requests: list[ConsensusView]
+    total: int
+    limit: int
+    offset: int
+
+
+class AgentView(BaseModel):
+    agent_id: str
+    name: str
+    role: str | None
+    config: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentSaved(AgentView):
+    dropped_keys: list[str]
+
+
+class AgentList(BaseModel):
+    agents: list[AgentView]
+    allowed_config_keys: list[str]
+    limit: int
+    offset: int
+
+
+# A TypedDict, not a model: one of its keys is `from`.
+MessageView = TypedDict(
+    "MessageView",
+    {
+        "message_id": int,
+        "from": str,
+        "from_session_id": str | None,
+        "to": str,
+        "type": str,
+        "thread_id": str | None,
+        "body": str,
+        "created_at": datetime,
+        "read_at": datetime | None,
+        "acked_at": datetime | None,
+    },
+)
+
+
+class Inbox(TypedDict):
+    agent_name: str
+    messages: list[MessageView]
+    total: int
+    unread: int
+    limit: int
+    offset: int
+
+
 class Health(BaseModel):
     status: Literal["ok"]
 
@@ -174,7 +278,7 @@ class Readiness(BaseModel):
     checks: dict[str, str]
 
 
-def answer(status: int, model: type[BaseModel], description: str) -> dict[int, ResponseSpec]:
+def answer(status: int, model: Any, description: str) -> dict[int, ResponseSpec]:
     """``responses=`` for a route whose answer at ``status`` is ``model``."""
     return {
         status: ResponseSpec(data_container=model, description=description, generate_examples=False)

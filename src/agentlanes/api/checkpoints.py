@@ -8,6 +8,7 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from agentlanes.api.answers import CheckpointList, CheckpointResolved, CheckpointView, answer
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, contract
@@ -31,6 +32,7 @@ class CheckpointController(Controller):
         "/",
         status_code=201,
         opt=contract(404, session=SESSION_OPTIONAL),
+        responses=answer(201, CheckpointView, "The new checkpoint"),
         summary="Create a checkpoint over tasks",
     )
     async def create(
@@ -46,7 +48,11 @@ class CheckpointController(Controller):
             session_token(request, body),
         )
 
-    @get("/", summary="List checkpoints")
+    @get(
+        "/",
+        responses=answer(200, CheckpointList, "A page of checkpoints"),
+        summary="List checkpoints",
+    )
     async def list_(
         self,
         ctx: Ctx,
@@ -65,7 +71,11 @@ class CheckpointController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/{checkpoint_id:str}", summary="One checkpoint")
+    @get(
+        "/{checkpoint_id:str}",
+        responses=answer(200, CheckpointView, "The checkpoint"),
+        summary="One checkpoint",
+    )
     async def get_(self, ctx: Ctx, project: Proj, checkpoint_id: FromPath[str]) -> dict[str, Any]:
         return await checkpoints.get_checkpoint(ctx, project, checkpoint_id)
 
@@ -73,6 +83,7 @@ class CheckpointController(Controller):
         "/{checkpoint_id:str}/resolve",
         status_code=200,
         opt=contract(409, session=SESSION_OPTIONAL),
+        responses=answer(200, CheckpointResolved, "Resolved, with the tasks it unblocked"),
         summary="Resolve: passed or failed",
     )
     async def resolve(

@@ -8,6 +8,7 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
+from agentlanes.api.answers import ConsensusList, ConsensusView, answer
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
@@ -31,6 +32,7 @@ class ConsensusController(Controller):
         "/",
         status_code=201,
         opt=contract(session=SESSION_REQUIRED),
+        responses=answer(201, ConsensusView, "The new request"),
         summary="Ask the other live agents to approve an action",
     )
     async def create(
@@ -49,7 +51,11 @@ class ConsensusController(Controller):
             session_token(request, body),
         )
 
-    @get("/", summary="Consensus requests, newest first")
+    @get(
+        "/",
+        responses=answer(200, ConsensusList, "A page of requests"),
+        summary="Consensus requests, newest first",
+    )
     async def list_(
         self,
         ctx: Ctx,
@@ -66,7 +72,11 @@ class ConsensusController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/{request_id:str}", summary="One request with its votes")
+    @get(
+        "/{request_id:str}",
+        responses=answer(200, ConsensusView, "The request and its votes"),
+        summary="One request with its votes",
+    )
     async def get_(self, ctx: Ctx, project: Proj, request_id: FromPath[str]) -> dict[str, Any]:
         return await consensus.get(ctx, project, request_id)
 
@@ -74,6 +84,7 @@ class ConsensusController(Controller):
         "/{request_id:str}/vote",
         status_code=200,
         opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, ConsensusView, "The request with the vote counted"),
         summary="Vote approve or reject",
     )
     async def vote(

@@ -8,6 +8,7 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from agentlanes.api.answers import Inbox, MessageView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
@@ -46,6 +47,7 @@ class MessageController(Controller):
         "/",
         status_code=201,
         opt=contract(session=SESSION_REQUIRED),
+        responses=answer(201, MessageView, "The message as sent"),
         summary="Send a message to an agent or broadcast",
     )
     async def send(
@@ -68,6 +70,7 @@ class MessageController(Controller):
     @get(
         "/inbox",
         opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, Inbox, "A page of the inbox, with the unread count"),
         summary="This agent's messages, broadcasts included",
     )
     async def inbox(
@@ -100,6 +103,7 @@ class MessageController(Controller):
         "/{message_id:str}/read",
         status_code=200,
         opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, MessageView, "The message with its read time"),
         summary="Mark a message read",
     )
     async def read(
@@ -118,6 +122,7 @@ class MessageController(Controller):
         "/{message_id:str}/ack",
         status_code=200,
         opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, MessageView, "The message with its acknowledgement"),
         summary="Acknowledge a message",
     )
     async def ack(
