@@ -269,6 +269,25 @@ class Inbox(TypedDict):
     offset: int
 
 
+class RealtimeToken(BaseModel):
+    token: str
+    expires_at: datetime
+
+
+class EventView(BaseModel):
+    offset: int
+    type: str
+    ts: datetime
+    data: dict[str, Any]
+
+
+class EventLog(BaseModel):
+    events: list[EventView]
+    offset: int
+    last_offset: int
+    recovered: bool
+
+
 class Health(BaseModel):
     status: Literal["ok"]
 

@@ -8,6 +8,7 @@ from typing import Any
 from litestar import Controller, WebSocket, get, post, websocket
 from litestar.di import NamedDependency
 
+from agentlanes.api.answers import EventLog, RealtimeToken, answer
 from agentlanes.api.deps import api_key_guard
 from agentlanes.api.query import MAX_INT, int_param, int_query
 from agentlanes.api.stream import EventStream
@@ -32,11 +33,20 @@ class EventController(Controller):
     tags = ["events"]
     guards = [api_key_guard]
 
-    @post("/realtime/token", status_code=201, summary="A 60 s token for the browser's socket")
+    @post(
+        "/realtime/token",
+        status_code=201,
+        responses=answer(201, RealtimeToken, "The token (reusable until expires_at)"),
+        summary="A 60 s token for the browser's socket",
+    )
     async def token(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await realtime.issue_token(ctx, project)
 
-    @get("/events/log", summary="The event log over HTTP")
+    @get(
+        "/events/log",
+        responses=answer(200, EventLog, "Events after since, oldest first"),
+        summary="The event log over HTTP",
+    )
     async def log(
         self,
         ctx: Ctx,
