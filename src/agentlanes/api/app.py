@@ -16,7 +16,9 @@ from agentlanes import __version__
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
 from agentlanes.api.allow import repair_options_allow
+from agentlanes.api.board import BoardController
 from agentlanes.api.checkpoints import CheckpointController
+from agentlanes.api.conflicts import ConflictListController
 from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
@@ -82,6 +84,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             ProjectController,
             CurrentProjectController,
             SessionController,
+            ConflictListController,
+            BoardController,
             EventController,
             events_socket,
             TaskController,
