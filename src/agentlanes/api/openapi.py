@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from litestar import Litestar
+
+# Private, but the only way to the document Litestar serves (no public name exports it).
 from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Components, SecurityScheme
@@ -222,9 +224,11 @@ def _resolve_limits(node: Any, settings: Settings) -> Any:
 
 
 def _closed_models() -> set[str]:
-    """Names of the request models that refuse unknown fields (``extra="forbid"``)."""
+    """Names of the request bodies (every ``Body``, however deep): they refuse unknown fields."""
+    from agentlanes.api.schemas import Body  # it imports Limit from here
+
     names: set[str] = set()
-    pending: list[type[BaseModel]] = [BaseModel]
+    pending: list[type[BaseModel]] = [Body]
     while pending:
         for sub in pending.pop().__subclasses__():
             pending.append(sub)
