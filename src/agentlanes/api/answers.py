@@ -2,9 +2,7 @@
 
 The services build the answers as dicts (services/views.py); these models only describe
 them. They are open (a field added later does not break a client generated from the
-document), and a conflict is described as an object here: its fields are SPEC's
-(``session_id``, ``agent_name``, ``declared_area``, ``overlapping_area``, ``certain``,
-``overlapping_files``) and are documented with the conflict schema itself.
+document); a conflict is api/schemas.py's ``ConflictOut``.
 """
 
 from __future__ import annotations
@@ -14,6 +12,8 @@ from typing import Any, Literal, TypedDict
 
 from litestar.openapi import ResponseSpec
 from pydantic import BaseModel
+
+from agentlanes.api.schemas import ConflictOut
 
 
 class SessionView(BaseModel):
@@ -42,7 +42,7 @@ class CheckinAnswer(BaseModel):
     heartbeat_ttl_seconds: int
     started_at: datetime
     expires_at: datetime
-    conflicts: list[dict[str, Any]]
+    conflicts: list[ConflictOut]
 
 
 class HeartbeatAnswer(BaseModel):
@@ -54,7 +54,7 @@ class HeartbeatAnswer(BaseModel):
 
 class StatusAnswer(SessionView):
     status: Literal["active"]
-    conflicts: list[dict[str, Any]]
+    conflicts: list[ConflictOut]
 
 
 class CheckoutAnswer(BaseModel):
@@ -70,7 +70,7 @@ class PresenceAnswer(BaseModel):
 
 
 class ConflictsAnswer(BaseModel):
-    conflicts: list[dict[str, Any]]
+    conflicts: list[ConflictOut]
 
 
 class ProjectView(BaseModel):
