@@ -28,11 +28,14 @@ _CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str, **extra: Any) -> Response[Any]:
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> Response[Any]:
     return Response(
         {"error": {"code": code, "message": message}, **extra},
         status_code=status,
         media_type=MediaType.JSON,
+        headers=headers,
     )
 
 
@@ -47,8 +50,11 @@ def _on_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Respo
         return error_response(400, "VALIDATION_ERROR", f"body: {detail}", field="body")
     first = problems[0] if isinstance(problems[0], dict) else {}
     key = str(first.get("key") or "body")
-    field, _, rest = key.partition(".")
     message = str(first.get("message") or "invalid value")
+    if key == "data":
+        # Litestar names a required body that was not sent by the handler's argument.
+        key, message = "body", "required: a JSON object"
+    field, _, rest = key.partition(".")
     extra: dict[str, Any] = {"field": field}
     if rest.isdigit():
         extra["index"] = int(rest)
@@ -68,7 +74,9 @@ def _on_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     if status == 413:
         message = "request body is too large"
     extra: dict[str, Any] = {"field": "body"} if status in (400, 413, 415) else {}
-    return error_response(status, code, message, **extra)
+    # Litestar's routing puts the methods a path allows in the exception (`Allow`, RFC 9110).
+    headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
+    return error_response(status, code, message, headers=headers or None, **extra)
 
 
 def _on_too_deep(_: Request[Any, Any, Any], exc: RecursionError) -> Response[Any]:

@@ -8,10 +8,10 @@ from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 from litestar.di import NamedDependency
-from litestar.params import FromQuery
 
+from agentlanes.api.answers import EventLog, RealtimeToken, answer
 from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import int_param
+from agentlanes.api.query import MAX_INT, int_param, int_query
 from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
 from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
 from agentlanes.services import realtime
@@ -24,6 +24,9 @@ log = logging.getLogger("agentlanes.stream")
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+# Parsed by int_param, so a bad value is our 400 naming the field; documented as integers.
+Since = int_query(0, MAX_INT, "The offset after which to list events")
+LogLimit = int_query(1, realtime.MAX_LOG_LIMIT, "How many events at most")
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_BAD_REQUEST = 4400
@@ -34,18 +37,27 @@ class EventController(Controller):
     tags = ["events"]
     guards = [api_key_guard]
 
-    @post("/realtime/token", status_code=201, summary="A 60 s token for the browser's socket")
+    @post(
+        "/realtime/token",
+        status_code=201,
+        responses=answer(201, RealtimeToken, "The token (reusable until expires_at)"),
+        summary="A 60 s token for the browser's socket",
+    )
     async def token(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await realtime.issue_token(ctx, project)
 
-    @get("/events/log", summary="The event log over HTTP")
+    @get(
+        "/events/log",
+        responses=answer(200, EventLog, "Events after since, oldest first"),
+        summary="The event log over HTTP",
+    )
     async def log(
         self,
         ctx: Ctx,
         project: Proj,
         # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
-        since: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
+        since: Since = None,
+        limit: LogLimit = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
             ctx, project, since=int_param("since", since), limit=int_param("limit", limit)

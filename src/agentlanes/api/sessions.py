@@ -8,7 +8,17 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from agentlanes.api.answers import (
+    CheckinAnswer,
+    CheckoutAnswer,
+    ConflictsAnswer,
+    HeartbeatAnswer,
+    PresenceAnswer,
+    StatusAnswer,
+    answer,
+)
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -30,7 +40,13 @@ class SessionController(Controller):
     tags = ["sessions"]
     guards = [api_key_guard]
 
-    @post("/checkin", status_code=201, summary="Check in: start a session")
+    @post(
+        "/checkin",
+        status_code=201,
+        opt=contract(409),
+        responses=answer(201, CheckinAnswer, "The session, its token and its conflicts"),
+        summary="Check in: start a session",
+    )
     async def checkin(
         self, ctx: Ctx, project: Proj, data: JSONBody[CheckinBody | None] = None
     ) -> dict[str, Any]:
@@ -46,7 +62,13 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/heartbeat", status_code=200, summary="Keep a session alive")
+    @post(
+        "/heartbeat",
+        status_code=200,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, HeartbeatAnswer, "Alive until expires_at"),
+        summary="Keep a session alive",
+    )
     async def heartbeat(
         self,
         request: Request[Any, Any, Any],
@@ -56,7 +78,13 @@ class SessionController(Controller):
     ) -> dict[str, Any]:
         return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
 
-    @post("/status", status_code=200, summary="Change scope or status text")
+    @post(
+        "/status",
+        status_code=200,
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, StatusAnswer, "The session and its fresh conflicts"),
+        summary="Change scope or status text",
+    )
     async def status(
         self,
         request: Request[Any, Any, Any],
@@ -77,7 +105,13 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/checkout", status_code=200, summary="Check out: end a session")
+    @post(
+        "/checkout",
+        status_code=200,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, CheckoutAnswer, "The session has ended"),
+        summary="Check out: end a session",
+    )
     async def checkout(
         self,
         request: Request[Any, Any, Any],
@@ -95,11 +129,21 @@ class SessionController(Controller):
             files_touched=body.files_touched,
         )
 
-    @get("/presence", summary="Live sessions of the project")
+    @get(
+        "/presence",
+        summary="Live sessions of the project",
+        responses=answer(200, PresenceAnswer, "Active sessions, oldest first"),
+    )
     async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await presence_service.presence(ctx, project)
 
-    @post("/conflicts/check", status_code=200, summary="What paths or patterns would collide with")
+    @post(
+        "/conflicts/check",
+        status_code=200,
+        opt=contract(session=SESSION_OPTIONAL),
+        responses=answer(200, ConflictsAnswer, "What would collide (nothing changes)"),
+        summary="What paths or patterns would collide with",
+    )
     async def check(
         self,
         request: Request[Any, Any, Any],

@@ -20,7 +20,7 @@ from agentlanes.errors import InvalidInput
 from agentlanes.settings import Settings
 from agentlanes.store.models import AgentSession
 
-AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")  # \Z: no trailing newline
 MAX_AREA_CHARS = 256
 MAX_META_BYTES = 16_384
 MAX_STATUS_TEXT_CHARS = 2_000
