@@ -40,6 +40,7 @@ class Settings(BaseSettings):
 
     expiry_check_seconds: float = Field(gt=0)
     attach_refresh_seconds: float = Field(gt=0)
+    liveness_flush_seconds: float = Field(gt=0, le=2)
 
     rate_limit_per_minute: int = Field(ge=0)
     max_body_bytes: int = Field(ge=1024)
@@ -54,6 +55,7 @@ class Settings(BaseSettings):
     event_retention_count: int = Field(ge=1)
     event_retention_seconds: int = Field(ge=1)
     event_prune_seconds: float = Field(gt=0)
+    event_max_conflicts: int = Field(ge=1)
     realtime_token_ttl_seconds: int = Field(ge=1)
     subscriber_queue_size: int = Field(ge=1)
     hub_catch_up_seconds: float = Field(gt=0)

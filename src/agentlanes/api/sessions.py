@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, JSONBody
 
 from agentlanes.api.deps import api_key_guard, session_token
 from agentlanes.api.schemas import (
@@ -98,6 +98,12 @@ class SessionController(Controller):
     @get("/presence", summary="Live sessions of the project")
     async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await presence_service.presence(ctx, project)
+
+    @get("/sessions/{session_id:str}/conflicts", summary="Full current conflicts of a session")
+    async def session_conflicts(
+        self, ctx: Ctx, project: Proj, session_id: FromPath[str]
+    ) -> dict[str, Any]:
+        return await presence_service.session_conflicts(ctx, project, session_id)
 
     @post("/conflicts/check", status_code=200, summary="What paths or patterns would collide with")
     async def check(

@@ -6,13 +6,13 @@ from typing import Any
 
 from agentlanes import secrets
 from agentlanes.clock import utcnow
-from agentlanes.errors import SessionNotFound
+from agentlanes.errors import SessionEnded, SessionNotFound
 from agentlanes.services import scope
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.sessions import check_token
 from agentlanes.services.views import conflict_view, session_view
 from agentlanes.store import queries
-from agentlanes.store.models import Project
+from agentlanes.store.models import AgentSession, Project
 
 
 async def presence(ctx: ServiceContext, project: Project) -> dict[str, Any]:
@@ -23,7 +23,11 @@ async def presence(ctx: ServiceContext, project: Project) -> dict[str, Any]:
         # (and de-duplicated by offset) rather than missed.
         offset = await queries.last_offset(db, project.id)
         sessions = await queries.live_sessions(db, project.id, utcnow())
-    return {"sessions": [session_view(s) for s in sessions], "offset": offset}
+    return {
+        "sessions": [session_view(s) for s in sessions],
+        "offset": offset,
+        "epoch": project.epoch,
+    }
 
 
 async def check_conflicts(
@@ -59,3 +63,31 @@ async def check_conflicts(
         exclude_session_id=own_id,
     )
     return {"conflicts": [conflict_view(c) for c in found]}
+
+
+async def session_conflicts(
+    ctx: ServiceContext, project: Project, session_id: str
+) -> dict[str, Any]:
+    """The full current conflicts of one live session of the project (the events carry at
+    most ``event_max_conflicts`` of them)."""
+    assert project.id is not None
+    now = utcnow()
+    async with ctx.db.read() as db:
+        session = await db.get(AgentSession, session_id)
+        if session is None or session.project_id != project.id:
+            raise SessionNotFound(f"no session {session_id} in this project")
+        live = await queries.live_sessions(db, project.id, now)
+    if session.status != "active":
+        raise SessionEnded(session.id, session.status)
+    if all(s.id != session.id for s in live):
+        raise SessionEnded(session.id, "timed_out")
+    found = ctx.detectors.find(
+        project.id,
+        live,
+        declared_area=session.declared_area,
+        patterns=list(session.declared_files or []),
+        exclude_session_id=session.id,
+        exclude_agent_name=session.agent_name,
+    )
+    conflicts = [conflict_view(c) for c in found]
+    return {"session_id": session.id, "conflicts": conflicts, "conflicts_total": len(conflicts)}

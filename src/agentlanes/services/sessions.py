@@ -15,7 +15,7 @@ from agentlanes.errors import Conflict, InvalidInput, SessionEnded, SessionNotFo
 from agentlanes.services import scope
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
-from agentlanes.services.views import conflict_view, session_view
+from agentlanes.services.views import conflict_event, conflict_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
@@ -86,14 +86,15 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             tx.session.add(session)
             await tx.emit(
                 "agent.conflict",
-                {
-                    "session_id": session.id,
-                    "agent_name": name,
-                    "declared_area": area,
-                    "declared_files": files,
-                    "blocked": True,
-                    "conflicts": conflicts,
-                },
+                conflict_event(
+                    session_id=session.id,
+                    agent_name=name,
+                    declared_area=area,
+                    declared_files=files,
+                    blocked=True,
+                    conflicts=conflicts,
+                    max_conflicts=ctx.settings.event_max_conflicts,
+                ),
             )
             blocked = True
         else:
@@ -106,18 +107,19 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
                 )
             tx.session.add(session)
             view = session_view(session)
-            await tx.emit("agent.checkin", {"session": view, "conflicts": conflicts})
+            await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(conflicts)})
             if conflicts:
                 await tx.emit(
                     "agent.conflict",
-                    {
-                        "session_id": session.id,
-                        "agent_name": name,
-                        "declared_area": area,
-                        "declared_files": files,
-                        "blocked": False,
-                        "conflicts": conflicts,
-                    },
+                    conflict_event(
+                        session_id=session.id,
+                        agent_name=name,
+                        declared_area=area,
+                        declared_files=files,
+                        blocked=False,
+                        conflicts=conflicts,
+                        max_conflicts=ctx.settings.event_max_conflicts,
+                    ),
                 )
 
     if blocked:
@@ -263,18 +265,19 @@ async def update_status(
             session.expires_at = now + _ttl(project)
             tx.session.add(session)
             view = session_view(session)
-            await tx.emit("agent.status", {"session": view, "conflicts": conflicts})
+            await tx.emit("agent.status", {"session": view, "conflicts_total": len(conflicts)})
             if conflicts and scope_changed:
                 await tx.emit(
                     "agent.conflict",
-                    {
-                        "session_id": session.id,
-                        "agent_name": session.agent_name,
-                        "declared_area": new_area,
-                        "declared_files": new_files,
-                        "blocked": False,
-                        "conflicts": conflicts,
-                    },
+                    conflict_event(
+                        session_id=session.id,
+                        agent_name=session.agent_name,
+                        declared_area=new_area,
+                        declared_files=new_files,
+                        blocked=False,
+                        conflicts=conflicts,
+                        max_conflicts=ctx.settings.event_max_conflicts,
+                    ),
                 )
     if expired:
         await _ensure_alive(ctx, project, session)
