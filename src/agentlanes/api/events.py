@@ -42,9 +42,14 @@ class EventController(Controller):
         # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
         since: FromQuery[str | None] = None,
         limit: FromQuery[str | None] = None,
+        epoch: FromQuery[str | None] = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
-            ctx, project, since=int_param("since", since), limit=int_param("limit", limit)
+            ctx,
+            project,
+            since=int_param("since", since),
+            limit=int_param("limit", limit),
+            epoch=epoch,
         )
 
 
@@ -65,6 +70,9 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
         since = int_param("since", socket.query_params.get("since"))
         if since is not None and since < 0:
             raise InvalidInput("since", "must be a non-negative offset")
+        epoch = socket.query_params.get("epoch")
+        if epoch is not None and not 1 <= len(epoch) <= 32:
+            raise InvalidInput("epoch", "must be 1-32 characters")
     except AgentlanesError as exc:
         code = CLOSE_UNAUTHORIZED if exc.status_code == 401 else CLOSE_BAD_REQUEST
         with contextlib.suppress(Exception):
@@ -72,4 +80,4 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
             await socket.close(code=code, reason=exc.message[:120])
         return
 
-    await EventStream(ctx, socket, project).run(since)
+    await EventStream(ctx, socket, project).run(since, epoch)

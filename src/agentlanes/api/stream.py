@@ -23,7 +23,7 @@ from litestar.exceptions import WebSocketDisconnect
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.hub import POLL, Frame, Subscriber
 from agentlanes.services import presence as presence_service
-from agentlanes.services import sessions
+from agentlanes.services import realtime, sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.views import event_view
 from agentlanes.store import queries
@@ -112,11 +112,11 @@ class EventStream:
         await self.send_text(_dumps(frame))
 
     # -- the whole socket ---------------------------------------------------------------
-    async def run(self, since: int | None) -> None:
+    async def run(self, since: int | None, epoch: str | None = None) -> None:
         """Start (snapshot or replay), then pump live events while reading client frames
         until the client goes away or is cut off."""
         try:
-            await self.start(since)
+            await self.start(since, epoch)
             self._pump = asyncio.create_task(self.pump())
             while True:
                 message = await self.socket.receive()
@@ -139,6 +139,7 @@ class EventStream:
             {
                 "type": "presence.snapshot",
                 "offset": snap["offset"],
+                "epoch": snap["epoch"],
                 "data": {"sessions": snap["sessions"]},
             }
         )
@@ -147,9 +148,16 @@ class EventStream:
     async def restart_from_snapshot(self) -> None:
         """History we need is gone (pruned): a fresh snapshot, ``recovered: false``."""
         self.last_sent = await self.snapshot()
-        await self.send({"type": "replay.complete", "recovered": False, "offset": self.last_sent})
+        await self.send(
+            {
+                "type": "replay.complete",
+                "recovered": False,
+                "offset": self.last_sent,
+                "epoch": self.project.epoch,
+            }
+        )
 
-    async def start(self, since: int | None) -> None:
+    async def start(self, since: int | None, epoch: str | None = None) -> None:
         """Subscribe first (so nothing committed from now on is missed), then catch up."""
         self.subscriber = self.ctx.hub.subscribe(
             self.project_id, self.ctx.settings.subscriber_queue_size
@@ -161,15 +169,25 @@ class EventStream:
             async with self.ctx.db.read() as db:
                 last = await queries.last_offset(db, self.project_id)
                 oldest = await queries.oldest_offset(db, self.project_id)
-            kept = since == last or (oldest is not None and oldest <= since + 1)
-            if since > last or not kept:
-                # Older than the kept history (or from another history): start afresh.
+            if not realtime.resumable(
+                since=since,
+                epoch=epoch,
+                current_epoch=self.project.epoch,
+                last=last,
+                oldest=oldest,
+            ):
+                # Older than the kept history, newer than it, or from another history.
                 await self.restart_from_snapshot()
             else:
                 self.last_sent = since
                 if await self.read_log(upto=last):
                     await self.send(
-                        {"type": "replay.complete", "recovered": True, "offset": self.last_sent}
+                        {
+                            "type": "replay.complete",
+                            "recovered": True,
+                            "offset": self.last_sent,
+                            "epoch": self.project.epoch,
+                        }
                     )
                 else:
                     await self.restart_from_snapshot()
