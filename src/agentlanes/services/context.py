@@ -13,6 +13,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import iso, utcnow
 from agentlanes.hub import Hub
+from agentlanes.services.liveness import Liveness, create_liveness
 from agentlanes.services.scope import DetectorCache
 from agentlanes.settings import Settings
 from agentlanes.store.database import Database
@@ -73,6 +74,12 @@ class ServiceContext:
     hub: Hub
     detectors: DetectorCache = field(default_factory=DetectorCache)
     known_projects: RecentProjects = field(default_factory=RecentProjects)
+    # Heartbeats off the database (memory, or Redis with several processes).
+    liveness: Liveness = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.liveness is None:
+            self.liveness = create_liveness(self.settings)
 
     @contextlib.asynccontextmanager
     async def project_tx(self, project_id: int) -> AsyncIterator[ProjectTx]:

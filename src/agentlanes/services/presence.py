@@ -9,7 +9,7 @@ from agentlanes.clock import utcnow
 from agentlanes.errors import SessionEnded, SessionNotFound
 from agentlanes.services import scope
 from agentlanes.services.context import ServiceContext
-from agentlanes.services.sessions import check_token
+from agentlanes.services.sessions import check_token, live_sessions
 from agentlanes.services.views import conflict_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
@@ -22,7 +22,7 @@ async def presence(ctx: ServiceContext, project: Project) -> dict[str, Any]:
         # Offset first: an event committed between the two reads is then replayed
         # (and de-duplicated by offset) rather than missed.
         offset = await queries.last_offset(db, project.id)
-        sessions = await queries.live_sessions(db, project.id, utcnow())
+        sessions = await live_sessions(ctx, db, project.id, utcnow())
     return {
         "sessions": [session_view(s) for s in sessions],
         "offset": offset,
@@ -53,7 +53,7 @@ async def check_conflicts(
             if own is None:
                 raise SessionNotFound("no session with this token in this project")
             own_id = own.id
-        live = await queries.live_sessions(db, project.id, utcnow())
+        live = await live_sessions(ctx, db, project.id, utcnow())
     found = ctx.detectors.find(
         project.id,
         live,
@@ -76,7 +76,7 @@ async def session_conflicts(
         session = await db.get(AgentSession, session_id)
         if session is None or session.project_id != project.id:
             raise SessionNotFound(f"no session {session_id} in this project")
-        live = await queries.live_sessions(db, project.id, now)
+        live = await live_sessions(ctx, db, project.id, now)
     if session.status != "active":
         raise SessionEnded(session.id, session.status)
     if all(s.id != session.id for s in live):

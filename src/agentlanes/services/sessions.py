@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import col, update
-
 from agentlanes import secrets
 from agentlanes.clock import iso, utcnow
 from agentlanes.errors import Conflict, InvalidInput, SessionEnded, SessionNotFound
@@ -57,7 +55,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
 
     async with ctx.project_tx(project.id) as tx:
         now = utcnow()
-        live = await queries.live_sessions(tx.session, project.id, now)
+        live = await live_sessions(ctx, tx.session, project.id, now)
         if name is None:
             name = scope.generated_agent_name({s.agent_name for s in live})
         previous = [s for s in live if s.agent_name == name]
@@ -122,6 +120,8 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
                     ),
                 )
 
+    if previous and not blocked:
+        await ctx.liveness.forget(old.id for old in previous)
     if blocked:
         raise Conflict(
             f"check-in refused: {len(conflicts)} live session(s) overlap "
@@ -157,9 +157,25 @@ async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSess
     return session
 
 
+async def live_sessions(
+    ctx: ServiceContext, db: Any, project_id: int, now: datetime
+) -> list[AgentSession]:
+    """The project's live sessions, oldest first, counting heartbeats not yet written
+    through (see services/liveness.py)."""
+    return await ctx.liveness.overlay(await queries.active_sessions(db, project_id), now)
+
+
+async def _overdue(ctx: ServiceContext, session: AgentSession, now: datetime) -> bool:
+    """Past its TTL, counting a heartbeat not yet written through."""
+    if session.expires_at > now:
+        return False
+    beat = (await ctx.liveness.beats([session.id])).get(session.id)
+    return beat is None or beat.expires_at <= now
+
+
 async def _ensure_alive(ctx: ServiceContext, project: Project, session: AgentSession) -> None:
     """An active session past its TTL is dead even before the job runs: end it now."""
-    if session.expires_at <= utcnow():
+    if await _overdue(ctx, session, utcnow()):
         assert project.id is not None
         await expire_project_sessions(ctx, project.id)
         raise SessionEnded(session.id, "timed_out")
@@ -175,37 +191,29 @@ def check_token(token: str | None) -> str:
     return token
 
 
-async def _extend(db: Any, session_ids: list[str], project: Project, now: datetime) -> int:
-    """Heartbeat the sessions that are still alive, as one conditional UPDATE.
-
-    The condition is re-checked by the database against the expiry job (which locks the
-    rows it ends), so a heartbeat never revives a session the job has just timed out."""
-    result = await db.exec(
-        update(AgentSession)
-        .where(
-            col(AgentSession.id).in_(session_ids),
-            AgentSession.status == "active",
-            col(AgentSession.expires_at) > now,
-        )
-        .values(last_heartbeat_at=now, expires_at=now + _ttl(project))
-    )
-    return int(result.rowcount or 0)
-
-
 async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
+    """Keep a session alive: one read (is it active?) and a beat in memory or Redis; the
+    beats reach the database in batches (services/liveness.py)."""
     token = check_token(token)
+    assert project.id is not None
+    async with ctx.db.read_conn() as conn:
+        row = await queries.session_state(conn, project.id, secrets.hash_secret(token))
+    if row is None:
+        raise SessionNotFound("no session with this token in this project")
+    session_id, status, expires_at = row
+    if status != "active":
+        raise SessionEnded(session_id, status)
     now = utcnow()
-    async with ctx.db.write() as db:
-        session = await _active_session(db, project, token)
-        alive = await _extend(db, [session.id], project, now) == 1
-    if not alive:
-        # Overdue (end it now), or ended meanwhile by a racing checkout or the expiry job.
-        await _ensure_alive(ctx, project, session)
-        async with ctx.db.read() as db:
-            ended = await db.get(AgentSession, session.id)
-        raise SessionEnded(session.id, ended.status if ended else "timed_out")
+    outcome = await ctx.liveness.beat(
+        project.id, session_id, project.heartbeat_ttl_seconds, floor=expires_at, now=now
+    )
+    if outcome == "overdue":
+        # Dead even before the job runs: end it now (once, under the project lock).
+        await expire_project_sessions(ctx, project.id)
+    if outcome != "ok":
+        raise SessionEnded(session_id, "timed_out")
     return {
-        "session_id": session.id,
+        "session_id": session_id,
         "status": "active",
         "last_heartbeat_at": iso(now),
         "expires_at": iso(now + _ttl(project)),
@@ -229,12 +237,12 @@ async def update_status(
     async with ctx.project_tx(project.id) as tx:
         session = await _active_session(tx.session, project, token)
         now = utcnow()
-        if session.expires_at <= now:
+        if await _overdue(ctx, session, now):
             expired = True
         else:
             new_area = area if "declared_area" in data.sent else session.declared_area
             new_files = files if files is not None else list(session.declared_files or [])
-            live = await queries.live_sessions(tx.session, project.id, now)
+            live = await live_sessions(ctx, tx.session, project.id, now)
             conflicts = [
                 conflict_view(c)
                 for c in ctx.detectors.find(
@@ -307,7 +315,7 @@ async def checkout(
     async with ctx.project_tx(project.id) as tx:
         session = await _active_session(tx.session, project, token)
         now = utcnow()
-        if session.expires_at <= now:
+        if await _overdue(ctx, session, now):
             expired = True
         else:
             session.work_summary = work_summary
@@ -322,6 +330,7 @@ async def checkout(
             )
     if expired:
         await _ensure_alive(ctx, project, session)
+    await ctx.liveness.forget([session.id])
     return {
         "session_id": session.id,
         "status": "checked_out",
@@ -338,8 +347,11 @@ async def attach(ctx: ServiceContext, project: Project, token: str) -> dict[str,
 
 async def touch(ctx: ServiceContext, project: Project, session_ids: list[str]) -> None:
     """Heartbeat sessions held by an open socket (and once more as it closes, so the TTL
-    runs from that moment). Ended sessions are left alone."""
-    if not session_ids:
-        return
-    async with ctx.db.write() as db:
-        await _extend(db, session_ids, project, utcnow())
+    runs from that moment): beats in memory or Redis, written through in batches. A
+    session the expiry job ended is refused there and left alone."""
+    assert project.id is not None
+    now = utcnow()
+    for session_id in session_ids:
+        await ctx.liveness.beat(
+            project.id, session_id, project.heartbeat_ttl_seconds, floor=None, now=now
+        )
