@@ -14,7 +14,7 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from agentlanes.clock import iso, utcnow
 from agentlanes.hub import Hub
 from agentlanes.services.liveness import Liveness, create_liveness
-from agentlanes.services.scope import DetectorCache
+from agentlanes.services.projection import Projections
 from agentlanes.settings import Settings
 from agentlanes.store.database import Database
 from agentlanes.store.models import Event
@@ -72,7 +72,9 @@ class ServiceContext:
     settings: Settings
     db: Database
     hub: Hub
-    detectors: DetectorCache = field(default_factory=DetectorCache)
+    projections: Projections = field(default_factory=Projections)
+    # Token hash -> session id, learned as heartbeats come (the pair never changes).
+    token_ids: dict[str, str] = field(default_factory=dict)
     known_projects: RecentProjects = field(default_factory=RecentProjects)
     # Heartbeats off the database (memory, or Redis with several processes).
     liveness: Liveness = None  # type: ignore[assignment]
@@ -90,4 +92,5 @@ class ServiceContext:
             yield tx
             await session.flush()
         if tx.events:
+            self.projections.applied(project_id, tx.events)
             await self.hub.publish(project_id, tx.events)

@@ -86,7 +86,8 @@ class Liveness(ABC):
 
     @abstractmethod
     async def forget(self, session_ids: Iterable[str]) -> None:
-        """Drop what is kept for sessions that ended (checkout, supersede)."""
+        """Sessions that ended (checkout, supersede): drop their beats, and refuse any
+        later one (a process that has not seen the end yet asks the database instead)."""
 
     def _sweep(self, now: datetime) -> None:  # noqa: B027  (optional for backends)
         """Drop what is kept past any use (a backend with its own expiry needs nothing)."""
@@ -255,9 +256,11 @@ class MemoryLiveness(Liveness):
         return overdue, fresh
 
     async def forget(self, session_ids: Iterable[str]) -> None:
+        until = time.monotonic() + ENDED_MARK_SECONDS
         for session_id in session_ids:
             self._beats.pop(session_id, None)
             self._dirty.pop(session_id, None)
+            self._ended[session_id] = until
 
     def _sweep(self, now: datetime) -> None:
         """Drop ended marks past their time, and beats long past their TTL (their session

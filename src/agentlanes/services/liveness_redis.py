@@ -138,5 +138,9 @@ class RedisLiveness(Liveness):
         keys = [self._beat_key(s) for s in ids]
         for session_id in ids:
             self._dirty.pop(session_id, None)
-        if keys:
-            await self._redis.delete(*keys)
+        if ids:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.delete(*keys)
+                for session_id in ids:
+                    pipe.set(self._ended_key(session_id), "1", px=int(ENDED_MARK_SECONDS * 1000))
+                await pipe.execute()

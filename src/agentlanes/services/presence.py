@@ -19,13 +19,12 @@ async def presence(ctx: ServiceContext, project: Project) -> dict[str, Any]:
     """Live sessions, oldest first, and the event offset this snapshot reflects."""
     assert project.id is not None
     async with ctx.db.read() as db:
-        # Offset first: an event committed between the two reads is then replayed
-        # (and de-duplicated by offset) rather than missed.
-        offset = await queries.last_offset(db, project.id)
-        sessions = await live_sessions(ctx, db, project.id, utcnow())
+        # The projection, brought up to the last committed offset: the snapshot reflects
+        # exactly that offset (subscribe with since=offset to miss nothing).
+        current, sessions = await live_sessions(ctx, db, project.id, utcnow())
     return {
         "sessions": [session_view(s) for s in sessions],
-        "offset": offset,
+        "offset": current.offset,
         "epoch": project.epoch,
     }
 
@@ -53,9 +52,8 @@ async def check_conflicts(
             if own is None:
                 raise SessionNotFound("no session with this token in this project")
             own_id = own.id
-        live = await live_sessions(ctx, db, project.id, utcnow())
-    found = ctx.detectors.find(
-        project.id,
+        current, live = await live_sessions(ctx, db, project.id, utcnow())
+    found = current.find(
         live,
         declared_area=area,
         patterns=norm_patterns,
@@ -76,16 +74,16 @@ async def session_conflicts(
         session = await db.get(AgentSession, session_id)
         if session is None or session.project_id != project.id:
             raise SessionNotFound(f"no session {session_id} in this project")
-        live = await live_sessions(ctx, db, project.id, now)
+        current, live = await live_sessions(ctx, db, project.id, now)
     if session.status != "active":
         raise SessionEnded(session.id, session.status)
-    if all(s.id != session.id for s in live):
+    mine = next((s for s in live if s.id == session.id), None)
+    if mine is None:
         raise SessionEnded(session.id, "timed_out")
-    found = ctx.detectors.find(
-        project.id,
+    found = current.find(
         live,
-        declared_area=session.declared_area,
-        patterns=list(session.declared_files or []),
+        declared_area=mine.declared_area,
+        patterns=mine.declared_files,
         exclude_session_id=session.id,
         exclude_agent_name=session.agent_name,
     )

@@ -13,11 +13,14 @@ from agentlanes.errors import Conflict, InvalidInput, SessionEnded, SessionNotFo
 from agentlanes.services import scope
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
+from agentlanes.services.projection import LiveProject, LiveSession
 from agentlanes.services.views import conflict_event, conflict_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
 OUTCOMES = ("completed", "partial", "failed")
+# Token hashes remembered with their session ids before the map starts afresh.
+TOKEN_IDS_KEPT = 100_000
 
 
 @dataclass(frozen=True)
@@ -54,16 +57,16 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     assert project.id is not None
 
     async with ctx.project_tx(project.id) as tx:
+        # Under the lock: the projection reads only the events after its offset.
+        current = await ctx.projections.current(tx.session, project.id)
         now = utcnow()
-        live = await live_sessions(ctx, tx.session, project.id, now)
+        live = await current.live(ctx.liveness, now)
         if name is None:
             name = scope.generated_agent_name({s.agent_name for s in live})
-        previous = [s for s in live if s.agent_name == name]
+        previous = [s.id for s in live if s.agent_name == name]
         conflicts = [
             conflict_view(c)
-            for c in ctx.detectors.find(
-                project.id, live, declared_area=area, patterns=files, exclude_agent_name=name
-            )
+            for c in current.find(live, declared_area=area, patterns=files, exclude_agent_name=name)
         ]
         session = AgentSession(
             id=new_session_id(),
@@ -99,10 +102,12 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             blocked = False
             token = secrets.new_session_token()
             session.token_hash = secrets.hash_secret(token)
-            for old in previous:
-                await end_session(
-                    tx, old, "superseded", extra={"superseded_by": session.id}, now=now
-                )
+            for old_id in previous:
+                old = await tx.session.get(AgentSession, old_id)
+                if old is not None and old.status == "active":
+                    await end_session(
+                        tx, old, "superseded", extra={"superseded_by": session.id}, now=now
+                    )
             tx.session.add(session)
             view = session_view(session)
             await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(conflicts)})
@@ -121,7 +126,9 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
                 )
 
     if previous and not blocked:
-        await ctx.liveness.forget(old.id for old in previous)
+        await ctx.liveness.forget(previous)
+    if not blocked and session.token_hash:
+        _remember_token(ctx, session.token_hash, session.id)
     if blocked:
         raise Conflict(
             f"check-in refused: {len(conflicts)} live session(s) overlap "
@@ -159,10 +166,13 @@ async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSess
 
 async def live_sessions(
     ctx: ServiceContext, db: Any, project_id: int, now: datetime
-) -> list[AgentSession]:
-    """The project's live sessions, oldest first, counting heartbeats not yet written
-    through (see services/liveness.py)."""
-    return await ctx.liveness.overlay(await queries.active_sessions(db, project_id), now)
+) -> tuple[LiveProject, list[LiveSession]]:
+    """The project's projection, brought up to the last committed event, and its live
+    sessions (oldest first, counting heartbeats not yet written through). One small
+    query when the projection is current."""
+    last = await queries.last_offset(db, project_id)
+    current = await ctx.projections.current(db, project_id, upto=last)
+    return current, await current.live(ctx.liveness, now)
 
 
 async def _overdue(ctx: ServiceContext, session: AgentSession, now: datetime) -> bool:
@@ -192,18 +202,52 @@ def check_token(token: str | None) -> str:
 
 
 async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
-    """Keep a session alive: one read (is it active?) and a beat in memory or Redis; the
-    beats reach the database in batches (services/liveness.py)."""
+    """Keep a session alive: a beat in memory or Redis, written through in batches
+    (services/liveness.py). A session this process knows to be live needs no database
+    read; any other is looked up once."""
     token = check_token(token)
     assert project.id is not None
+    token_hash = secrets.hash_secret(token)
+    now = utcnow()
+    session_id = ctx.token_ids.get(token_hash)
+    current = ctx.projections.peek(project.id)
+    known = current.sessions.get(session_id) if current and session_id else None
+    if known is not None:
+        outcome = await ctx.liveness.beat(
+            project.id, known.id, project.heartbeat_ttl_seconds, floor=known.expires_at, now=now
+        )
+        if outcome != "ok":
+            # Overdue by what this process knows, or ended meanwhile: ask the database.
+            await _heartbeat_from_row(ctx, project, token_hash, now)
+    else:
+        session_id = await _heartbeat_from_row(ctx, project, token_hash, now)
+        _remember_token(ctx, token_hash, session_id)
+    return {
+        "session_id": session_id,
+        "status": "active",
+        "last_heartbeat_at": iso(now),
+        "expires_at": iso(now + _ttl(project)),
+    }
+
+
+def _remember_token(ctx: ServiceContext, token_hash: str, session_id: str) -> None:
+    if len(ctx.token_ids) >= TOKEN_IDS_KEPT:
+        ctx.token_ids.clear()
+    ctx.token_ids[token_hash] = session_id
+
+
+async def _heartbeat_from_row(
+    ctx: ServiceContext, project: Project, token_hash: str, now: datetime
+) -> str:
+    """The heartbeat with the session's row read (SQLAlchemy Core, a cached statement)."""
+    assert project.id is not None
     async with ctx.db.read_conn() as conn:
-        row = await queries.session_state(conn, project.id, secrets.hash_secret(token))
+        row = await queries.session_state(conn, project.id, token_hash)
     if row is None:
         raise SessionNotFound("no session with this token in this project")
     session_id, status, expires_at = row
     if status != "active":
         raise SessionEnded(session_id, status)
-    now = utcnow()
     outcome = await ctx.liveness.beat(
         project.id, session_id, project.heartbeat_ttl_seconds, floor=expires_at, now=now
     )
@@ -212,12 +256,7 @@ async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[s
         await expire_project_sessions(ctx, project.id)
     if outcome != "ok":
         raise SessionEnded(session_id, "timed_out")
-    return {
-        "session_id": session_id,
-        "status": "active",
-        "last_heartbeat_at": iso(now),
-        "expires_at": iso(now + _ttl(project)),
-    }
+    return str(session_id)
 
 
 async def update_status(
@@ -242,11 +281,11 @@ async def update_status(
         else:
             new_area = area if "declared_area" in data.sent else session.declared_area
             new_files = files if files is not None else list(session.declared_files or [])
-            live = await live_sessions(ctx, tx.session, project.id, now)
+            current = await ctx.projections.current(tx.session, project.id)
+            live = await current.live(ctx.liveness, now)
             conflicts = [
                 conflict_view(c)
-                for c in ctx.detectors.find(
-                    project.id,
+                for c in current.find(
                     live,
                     declared_area=new_area,
                     patterns=new_files,

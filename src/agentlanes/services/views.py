@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -11,8 +11,11 @@ from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
 from agentlanes.store.models import AgentSession, Event, Project
 
+if TYPE_CHECKING:
+    from agentlanes.services.projection import LiveSession
 
-def session_view(s: AgentSession) -> dict[str, Any]:
+
+def session_view(s: AgentSession | LiveSession) -> dict[str, Any]:
     """A session as presence shows it."""
     return {
         "session_id": s.id,
