@@ -18,10 +18,9 @@ from agentlanes.store.models import AgentSession, Project
 async def presence(ctx: ServiceContext, project: Project) -> dict[str, Any]:
     """Live sessions, oldest first, and the event offset this snapshot reflects."""
     assert project.id is not None
-    async with ctx.db.read() as db:
-        # The projection, brought up to the last committed offset: the snapshot reflects
-        # exactly that offset (subscribe with since=offset to miss nothing).
-        current, sessions = await live_sessions(ctx, db, project.id, utcnow())
+    # The projection, brought up to the last committed offset: the snapshot reflects
+    # exactly that offset (subscribe with since=offset to miss nothing).
+    current, sessions = await live_sessions(ctx, project.id, utcnow())
     return {
         "sessions": [session_view(s) for s in sessions],
         "offset": current.offset,
@@ -43,16 +42,17 @@ async def check_conflicts(
     norm_patterns = scope.patterns(patterns, ctx.settings, "patterns")
     area = scope.area(declared_area)
     assert project.id is not None
-    async with ctx.db.read() as db:
-        own_id = None
-        if token:
-            own = await queries.session_by_token_hash(
-                db, project.id, secrets.hash_secret(check_token(token))
-            )
+    own_id = None
+    if token:
+        token_hash = secrets.hash_secret(check_token(token))
+        own_id = ctx.known_token(project.id, token_hash)
+        if own_id is None:
+            async with ctx.db.read_conn() as conn:
+                own = await queries.session_state(conn, project.id, token_hash)
             if own is None:
                 raise SessionNotFound("no session with this token in this project")
             own_id = own.id
-        current, live = await live_sessions(ctx, db, project.id, utcnow())
+    current, live = await live_sessions(ctx, project.id, utcnow())
     found = current.find(
         live,
         declared_area=area,
@@ -74,7 +74,7 @@ async def session_conflicts(
         session = await db.get(AgentSession, session_id)
         if session is None or session.project_id != project.id:
             raise SessionNotFound(f"no session {session_id} in this project")
-        current, live = await live_sessions(ctx, db, project.id, now)
+    current, live = await live_sessions(ctx, project.id, now)
     if session.status != "active":
         raise SessionEnded(session.id, session.status)
     mine = next((s for s in live if s.id == session.id), None)

@@ -19,8 +19,6 @@ from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
 OUTCOMES = ("completed", "partial", "failed")
-# Token hashes remembered with their session ids before the map starts afresh.
-TOKEN_IDS_KEPT = 100_000
 
 
 @dataclass(frozen=True)
@@ -128,7 +126,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     if previous and not blocked:
         await ctx.liveness.forget(previous)
     if not blocked and session.token_hash:
-        _remember_token(ctx, session.token_hash, session.id)
+        ctx.remember_token(project.id, session.token_hash, session.id)
     if blocked:
         raise Conflict(
             f"check-in refused: {len(conflicts)} live session(s) overlap "
@@ -165,13 +163,17 @@ async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSess
 
 
 async def live_sessions(
-    ctx: ServiceContext, db: Any, project_id: int, now: datetime
+    ctx: ServiceContext, project_id: int, now: datetime
 ) -> tuple[LiveProject, list[LiveSession]]:
     """The project's projection, brought up to the last committed event, and its live
     sessions (oldest first, counting heartbeats not yet written through). One small
-    query when the projection is current."""
-    last = await queries.last_offset(db, project_id)
-    current = await ctx.projections.current(db, project_id, upto=last)
+    query when the projection is current; the events after its offset when not."""
+    async with ctx.db.read_conn() as conn:
+        last = await queries.last_offset_of(conn, project_id)
+    current = ctx.projections.peek(project_id)
+    if current is None or current.offset < last:
+        async with ctx.db.read() as db:
+            current = await ctx.projections.current(db, project_id, upto=last)
     return current, await current.live(ctx.liveness, now)
 
 
@@ -209,7 +211,7 @@ async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[s
     assert project.id is not None
     token_hash = secrets.hash_secret(token)
     now = utcnow()
-    session_id = ctx.token_ids.get(token_hash)
+    session_id = ctx.known_token(project.id, token_hash)
     current = ctx.projections.peek(project.id)
     known = current.sessions.get(session_id) if current and session_id else None
     if known is not None:
@@ -221,19 +223,13 @@ async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[s
             await _heartbeat_from_row(ctx, project, token_hash, now)
     else:
         session_id = await _heartbeat_from_row(ctx, project, token_hash, now)
-        _remember_token(ctx, token_hash, session_id)
+        ctx.remember_token(project.id, token_hash, session_id)
     return {
         "session_id": session_id,
         "status": "active",
         "last_heartbeat_at": iso(now),
         "expires_at": iso(now + _ttl(project)),
     }
-
-
-def _remember_token(ctx: ServiceContext, token_hash: str, session_id: str) -> None:
-    if len(ctx.token_ids) >= TOKEN_IDS_KEPT:
-        ctx.token_ids.clear()
-    ctx.token_ids[token_hash] = session_id
 
 
 async def _heartbeat_from_row(

@@ -59,6 +59,18 @@ async def session_state(conn: AsyncConnection, project_id: int, token_hash: str)
     return result.first()
 
 
+_projects = Project.__table__  # type: ignore[attr-defined]
+_LAST_OFFSET = select(_projects.c.last_offset).where(  # type: ignore[call-overload]
+    _projects.c.id == bindparam("project_id")
+)
+
+
+async def last_offset_of(conn: AsyncConnection, project_id: int) -> int:
+    """The project's newest event offset, in SQLAlchemy Core (a cached statement)."""
+    result = await conn.execute(_LAST_OFFSET, {"project_id": project_id})
+    return int(result.scalar_one())
+
+
 async def session_by_token_hash(
     db: AsyncSession, project_id: int, token_hash: str
 ) -> AgentSession | None:
