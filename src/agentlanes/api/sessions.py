@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
@@ -96,9 +96,11 @@ class SessionController(Controller):
         )
 
     @get("/presence", summary="Live sessions of the project")
-    async def presence(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
-        # Hot: the context and project from the state, as for the heartbeat.
-        return await presence_service.presence(request.app.state.ctx, request.state.project)
+    async def presence(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        # Hot: the context and project from the state, as for the heartbeat, and the body
+        # joined from the sessions' encodings the projection keeps.
+        body = await presence_service.presence_json(request.app.state.ctx, request.state.project)
+        return Response(body, media_type=MediaType.JSON)
 
     @get("/sessions/{session_id:str}/conflicts", summary="Full current conflicts of a session")
     async def session_conflicts(

@@ -134,16 +134,13 @@ class EventStream:
 
     # -- start ---------------------------------------------------------------------------
     async def snapshot(self) -> int:
-        snap = await presence_service.presence(self.ctx, self.project)
-        await self.send(
-            {
-                "type": "presence.snapshot",
-                "offset": snap["offset"],
-                "epoch": snap["epoch"],
-                "data": {"sessions": snap["sessions"]},
-            }
+        offset, sessions = await presence_service.live_json(self.ctx, self.project)
+        epoch = json.dumps(self.project.epoch)
+        await self.send_text(
+            f'{{"type":"presence.snapshot","offset":{offset},"epoch":{epoch},'
+            f'"data":{{"sessions":{sessions.decode()}}}}}'
         )
-        return int(snap["offset"])
+        return offset
 
     async def restart_from_snapshot(self) -> None:
         """History we need is gone (pruned): a fresh snapshot, ``recovered: false``."""

@@ -15,10 +15,11 @@ Heartbeats are not events; their times come from ``services/liveness.py`` at rea
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
@@ -45,6 +46,15 @@ class LiveSession:
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime
+    # The session as presence shows it, encoded once (again only when a beat moves it).
+    encoded: bytes | None = field(default=None, compare=False, repr=False)
+
+    def json(self) -> bytes:
+        if self.encoded is None:
+            from agentlanes.services.views import session_view
+
+            self.encoded = msgspec.json.encode(session_view(self))
+        return self.encoded
 
     @classmethod
     def of_row(cls, row: AgentSession) -> LiveSession:
@@ -125,7 +135,7 @@ class LiveProject:
 
     async def live(self, liveness: Liveness, now: datetime) -> list[LiveSession]:
         """The sessions alive at ``now``, counting heartbeats not yet written through,
-        with those heartbeats' times (copies; the projection itself is not changed)."""
+        whose times are taken into the projection (they only move forward)."""
         sessions = list(self.sessions.values())
         wanted = sessions if liveness.overlays_all else [s for s in sessions if s.expires_at <= now]
         beats = await liveness.beats([s.id for s in wanted]) if wanted else {}
@@ -133,11 +143,9 @@ class LiveProject:
         for session in sessions:
             beat = beats.get(session.id)
             if beat is not None and beat.at > session.last_heartbeat_at:
-                session = replace(
-                    session,
-                    last_heartbeat_at=beat.at,
-                    expires_at=max(session.expires_at, beat.expires_at),
-                )
+                session.last_heartbeat_at = beat.at
+                session.expires_at = max(session.expires_at, beat.expires_at)
+                session.encoded = None
             if session.expires_at > now:
                 alive.append(session)
         return alive
