@@ -32,8 +32,8 @@ class SessionReads:
             self.count += 1
 
 
-def _ctx(url: str, settings: Any) -> ServiceContext:
-    return ServiceContext(settings=settings, db=Database(url), hub=MemoryHub())
+def _ctx(url: str, settings: Any, hub: MemoryHub | None = None) -> ServiceContext:
+    return ServiceContext(settings=settings, db=Database(url), hub=hub or MemoryHub())
 
 
 async def _project(ctx: ServiceContext, mode: str = "warn") -> Project:
@@ -79,7 +79,9 @@ def test_requests_read_events_after_their_offset_not_every_live_session(
 def test_two_processes_stay_one_service(database_url: str, make_settings: Any) -> None:
     async def scenario() -> None:
         settings = make_settings(database_url=database_url)
-        a, b = _ctx(database_url, settings), _ctx(database_url, settings)
+        # One hub, as Redis is for two processes: each hears of the other's events.
+        hub = MemoryHub()
+        a, b = _ctx(database_url, settings, hub), _ctx(database_url, settings, hub)
         await a.db.create_all()
         try:
             project = await _project(a, mode="block")
@@ -128,7 +130,8 @@ def test_a_process_behind_the_kept_history_rebuilds_from_the_database(
 ) -> None:
     async def scenario() -> None:
         settings = make_settings(database_url=sqlite_url)
-        a, b = _ctx(sqlite_url, settings), _ctx(sqlite_url, settings)
+        hub = MemoryHub()
+        a, b = _ctx(sqlite_url, settings, hub), _ctx(sqlite_url, settings, hub)
         await a.db.create_all()
         try:
             project = await _project(a)
@@ -149,6 +152,30 @@ def test_a_process_behind_the_kept_history_rebuilds_from_the_database(
             assert b.projections.rebuilds == 2
             assert [s["agent_name"] for s in snap["sessions"]] == ["first", "n1", "n2", "n3", "n4"]
             assert snap == await presence.presence(a, project)
+        finally:
+            for ctx in (a, b):
+                await ctx.db.dispose()
+
+    asyncio.run(scenario())
+
+
+def test_a_lost_notification_delays_a_read_by_at_most_the_catch_up_interval(
+    sqlite_url: str, make_settings: Any
+) -> None:
+    async def scenario() -> None:
+        settings = make_settings(database_url=sqlite_url, hub_catch_up_seconds=0.3)
+        # Two hubs that never talk: every notification between the processes is lost.
+        a, b = _ctx(sqlite_url, settings), _ctx(sqlite_url, settings)
+        await a.db.create_all()
+        try:
+            project = await _project(a)
+            assert (await presence.presence(b, project))["sessions"] == []
+            await sessions.checkin(a, project, sessions.CheckinInput(agent_name="quiet"))
+            reads = SessionReads(b.db)
+            await asyncio.sleep(0.35)
+            snap = await presence.presence(b, project)
+            assert [s["agent_name"] for s in snap["sessions"]] == ["quiet"]
+            assert reads.count == 0  # caught up from the log, not from the sessions
         finally:
             for ctx in (a, b):
                 await ctx.db.dispose()

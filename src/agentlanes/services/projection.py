@@ -14,6 +14,7 @@ Heartbeats are not events; their times come from ``services/liveness.py`` at rea
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -104,6 +105,8 @@ class LiveProject:
     def __init__(self, project_id: int, offset: int, sessions: Iterable[LiveSession]) -> None:
         self.project_id = project_id
         self.offset = offset
+        # When the offset was last compared with the database (time.monotonic()).
+        self.verified_at = 0.0
         self.sessions: dict[str, LiveSession] = {}
         self.detector = ConflictDetector()
         for session in sessions:
@@ -188,6 +191,19 @@ class Projections:
         """The project as last applied, without reading anything (may lag)."""
         return self._projects.get(project_id)
 
+    def fresh(self, project_id: int, newest: int, within: float) -> LiveProject | None:
+        """The project, if a read may use it without asking the database: it has applied
+        every event the hub has brought (``newest``), and it was compared with the
+        database less than ``within`` seconds ago (a notification can be lost)."""
+        project = self._projects.get(project_id)
+        if (
+            project is None
+            or project.offset < newest
+            or time.monotonic() - project.verified_at > within
+        ):
+            return None
+        return project
+
     async def current(
         self, db: AsyncSession, project_id: int, *, upto: int | None = None
     ) -> LiveProject:
@@ -202,6 +218,7 @@ class Projections:
                 project = None
         if project is None:
             project = await self._rebuild(db, project_id)
+        project.verified_at = time.monotonic()
         self._keep(project)
         return project
 

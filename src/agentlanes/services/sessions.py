@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets as _random
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -165,15 +166,23 @@ async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSess
 async def live_sessions(
     ctx: ServiceContext, project_id: int, now: datetime
 ) -> tuple[LiveProject, list[LiveSession]]:
-    """The project's projection, brought up to the last committed event, and its live
-    sessions (oldest first, counting heartbeats not yet written through). One small
-    query when the projection is current; the events after its offset when not."""
-    async with ctx.db.read_conn() as conn:
-        last = await queries.last_offset_of(conn, project_id)
-    current = ctx.projections.peek(project_id)
-    if current is None or current.offset < last:
-        async with ctx.db.read() as db:
-            current = await ctx.projections.current(db, project_id, upto=last)
+    """The project's projection and its live sessions (oldest first, counting heartbeats
+    not yet written through). No query when the projection has every event the hub
+    brought and was compared with the database within ``hub_catch_up_seconds`` (the
+    bound on a lost notification); else one small query, and the events after its
+    offset when it is behind."""
+    current = ctx.projections.fresh(
+        project_id, ctx.hub.newest(project_id), ctx.settings.hub_catch_up_seconds
+    )
+    if current is None:
+        async with ctx.db.read_conn() as conn:
+            last = await queries.last_offset_of(conn, project_id)
+        current = ctx.projections.peek(project_id)
+        if current is None or current.offset < last:
+            async with ctx.db.read() as db:
+                current = await ctx.projections.current(db, project_id, upto=last)
+        else:
+            current.verified_at = time.monotonic()
     return current, await current.live(ctx.liveness, now)
 
 
