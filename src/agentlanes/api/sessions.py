@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
@@ -13,9 +14,9 @@ from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
     ConflictCheckBody,
-    EmptyBody,
     StatusBody,
 )
+from agentlanes.errors import InvalidInput
 from agentlanes.services import presence as presence_service
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
@@ -23,6 +24,23 @@ from agentlanes.store.models import Project
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+
+
+async def _body_token(request: Request[Any, Any, Any]) -> str | None:
+    """``session_token`` from a JSON body (empty or absent: none)."""
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise InvalidInput("body", "must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body", "must be a JSON object")
+    token = body.get("session_token")
+    if token is not None and not isinstance(token, str):
+        raise InvalidInput("session_token", "must be a string")
+    return token
 
 
 class SessionController(Controller):
@@ -47,14 +65,18 @@ class SessionController(Controller):
         )
 
     @post("/heartbeat", status_code=200, summary="Keep a session alive")
-    async def heartbeat(
-        self, request: Request[Any, Any, Any], data: JSONBody[EmptyBody | None] = None
-    ) -> dict[str, Any]:
+    async def heartbeat(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         # The hottest route: the context and project straight from the state the app and
-        # the guard set, rather than through two dependency providers per request.
+        # the guard set, rather than through two dependency providers per request, and
+        # the body (``{"session_token"?}``) read only when the header is missing.
         ctx: ServiceContext = request.app.state.ctx
         project: Project = request.state.project
-        return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
+        token = request.headers.get("x-session-token")
+        if token:
+            token = token.strip()
+        else:
+            token = await _body_token(request)
+        return await sessions.heartbeat(ctx, project, token or "")
 
     @post("/status", status_code=200, summary="Change scope or status text")
     async def status(
