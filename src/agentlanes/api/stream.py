@@ -101,7 +101,6 @@ class EventStream:
         self.subscriber: Subscriber | None = None
         self.attached: dict[str, None] = {}
         self._pump: asyncio.Task[None] | None = None
-        self._keepalive: asyncio.Task[None] | None = None
         self._cutoff: asyncio.Task[None] | None = None
 
     async def send_text(self, text: str) -> None:
@@ -287,9 +286,12 @@ class EventStream:
             except AgentlanesError as exc:
                 await self.send({"type": "error", **exc.body()})
                 return
-            self.attached[attached["session_id"]] = None
-            if self._keepalive is None:
-                self._keepalive = asyncio.create_task(self.keep_attached_alive())
+            if attached["session_id"] not in self.attached:
+                self.attached[attached["session_id"]] = None
+                # The process beats it while this socket holds it (services/liveness.py).
+                self.ctx.liveness.hold(
+                    self.project_id, attached["session_id"], self.project.heartbeat_ttl_seconds
+                )
             await self.send({"type": "attached", **attached})
         else:
             await self.error("VALIDATION_ERROR", "type must be ping or attach", field="type")
@@ -297,27 +299,16 @@ class EventStream:
     async def error(self, code: str, message: str, **extra: Any) -> None:
         await self.send({"type": "error", "error": {"code": code, "message": message}, **extra})
 
-    async def keep_attached_alive(self) -> None:
-        """While the socket is open, heartbeat the sessions attached to it (in the shared
-        database, so every process sees them alive)."""
-        interval = min(
-            self.ctx.settings.attach_refresh_seconds, self.project.heartbeat_ttl_seconds / 3
-        )
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await sessions.touch(self.ctx, self.project, list(self.attached))
-            except Exception as exc:  # a database hiccup must not kill the socket
-                log.warning("attach refresh failed: %s", exc)
-
     async def close(self) -> None:
         """Stop everything this socket started; the TTL of attached sessions runs from now."""
         if self.subscriber is not None:
             self.ctx.hub.unsubscribe(self.subscriber)
-        tasks = [t for t in (self._pump, self._keepalive) if t is not None]
+        tasks = [t for t in (self._pump,) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.attached:
+            for session_id in self.attached:
+                self.ctx.liveness.release(session_id)
             with contextlib.suppress(Exception):
                 await sessions.touch(self.ctx, self.project, list(self.attached))

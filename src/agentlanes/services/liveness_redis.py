@@ -72,8 +72,10 @@ def _parse(value: bytes | str | None) -> Beat | None:
 class RedisLiveness(Liveness):
     overlays_all = False
 
-    def __init__(self, url: str, *, prefix: str, flush_seconds: float) -> None:
-        super().__init__(flush_seconds)
+    def __init__(
+        self, url: str, *, prefix: str, flush_seconds: float, attach_refresh_seconds: float = 5.0
+    ) -> None:
+        super().__init__(flush_seconds, attach_refresh_seconds)
         self.prefix = prefix
         self._redis: Any = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
         self._record_script = self._redis.register_script(_RECORD)
