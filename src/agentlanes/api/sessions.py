@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import FromPath, JSONBody
 
 from agentlanes.api.deps import api_key_guard, session_token
@@ -24,6 +26,23 @@ from agentlanes.store.models import Project
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+
+
+@dataclass
+class _TokenBodyOperation(Operation):
+    """The heartbeat reads its body itself (only without the header); the schema still
+    says what it may hold."""
+
+    def __post_init__(self) -> None:
+        token = Schema(type=OpenAPIType.STRING, description="when X-Session-Token is absent")
+        self.request_body = RequestBody(
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.OBJECT, properties={"session_token": token})
+                )
+            },
+            required=False,
+        )
 
 
 async def _body_token(request: Request[Any, Any, Any]) -> str | None:
@@ -64,7 +83,12 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/heartbeat", status_code=200, summary="Keep a session alive")
+    @post(
+        "/heartbeat",
+        status_code=200,
+        summary="Keep a session alive",
+        operation_class=_TokenBodyOperation,
+    )
     async def heartbeat(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
         # The hottest route: the context and project straight from the state the app and
         # the guard set, rather than through two dependency providers per request, and
