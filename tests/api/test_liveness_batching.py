@@ -139,14 +139,14 @@ async def _attached_idle(url: str, settings: Any) -> tuple[int, int, list[AgentS
             if n % 100 == 0:
                 await asyncio.sleep(0.05)
         await asyncio.sleep(2.5)
-        written = len(writes.statements)
+        written, flushes = len(writes.statements), ctx.liveness.flushes
         async with db.read() as s:
             rows = (
                 await s.exec(select(AgentSession).where(AgentSession.project_id == project.id))
             ).all()
         await ctx.liveness.stop()
         assert all(r.expires_at > before[r.id] for r in rows)  # every held one was beaten
-        return written, ctx.liveness.flushes, list(rows)
+        return written, flushes, list(rows)
     finally:
         await db.dispose()
 
