@@ -36,7 +36,7 @@ def test_create_get_and_list_with_filters_and_pages(api: Api) -> None:
     assert child["task_id"].startswith("task_")
     assert child["title"] == "write docs"
     assert child["status"] == "pending" and child["priority"] == 2
-    assert child["paths"] == ["docs", "docs/**/*.md"]
+    assert child["paths"] == ["docs/", "docs/**/*.md"]  # a trailing "/" is kept: a directory
     assert child["depends_on"] == [parent["task_id"]]
     assert parent["created_by"] == "alice" and child["created_by"] is None
     got = api.get(f"/tasks/{child['task_id']}").json()

@@ -72,3 +72,30 @@ class ConflictCheckBody(TokenBody):
 
 class EmptyBody(TokenBody):
     pass
+
+
+# -- response shapes of a conflict (SPEC "Sessions"; read by clients and the OpenAPI) -----
+
+
+class OverlappingFileOut(BaseModel):
+    """One of their patterns sharing a path with one of mine (or a staged path)."""
+
+    pattern: str  # mine, or the staged path
+    their_pattern: str
+    example: str  # a path both claim
+    certain: bool  # claimed by both without reading a slash-less literal as a directory
+    if_directory: str | None = (
+        None  # when not certain: the prefix of example that must be a directory
+    )
+
+
+class ConflictOut(BaseModel):
+    """Another live session my scope collides with. ``certain``: the areas are the same or
+    some file overlap is certain (what ``block`` mode refuses on)."""
+
+    session_id: str
+    agent_name: str
+    declared_area: str | None = None
+    overlapping_area: bool
+    certain: bool
+    overlapping_files: list[OverlappingFileOut]

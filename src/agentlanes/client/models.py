@@ -23,6 +23,9 @@ class OverlappingFile(Model):
     pattern: str
     their_pattern: str
     example: str
+    # Certain unless both claim example only if if_directory (a prefix) is a directory.
+    certain: bool = True
+    if_directory: str | None = None
 
 
 class Conflict(Model):
@@ -30,6 +33,7 @@ class Conflict(Model):
     agent_name: str
     declared_area: str | None = None
     overlapping_area: bool = False
+    certain: bool = True  # the area overlaps or some file overlap is certain
     overlapping_files: list[OverlappingFile] = Field(default_factory=list)
 
 

@@ -79,7 +79,9 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             last_heartbeat_at=now,
             expires_at=now + _ttl(project),
         )
-        if conflicts and project.conflict_mode == "block":
+        # Block mode refuses on certain overlaps and shared areas only (SPEC);
+        # overlaps that hold only if a path is a directory are reported, never block.
+        if project.conflict_mode == "block" and any(c["certain"] for c in conflicts):
             session.status = "blocked"
             session.outcome_status = "blocked"
             session.ended_at = now
@@ -130,8 +132,8 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         ctx.remember_token(project.id, session.token_hash, session.id)
     if blocked:
         raise Conflict(
-            f"check-in refused: {len(conflicts)} live session(s) overlap "
-            "(project is in block mode)",
+            f"check-in refused: {sum(c['certain'] for c in conflicts)} live session(s) "
+            "overlap for certain (project is in block mode)",
             outcome_status="blocked",
             session_id=session.id,
             conflicts=conflicts,
@@ -301,9 +303,10 @@ async def update_status(
                 session.declared_area,
                 list(session.declared_files or []),
             )
-            if conflicts and scope_changed and project.conflict_mode == "block":
+            refused = sum(c["certain"] for c in conflicts)  # as check-in: certain ones only
+            if refused and scope_changed and project.conflict_mode == "block":
                 raise Conflict(
-                    f"scope change refused: {len(conflicts)} live session(s) overlap "
+                    f"scope change refused: {refused} live session(s) overlap for certain "
                     "(project is in block mode); the old scope stays",
                     outcome_status="blocked",
                     session_id=session.id,

@@ -242,7 +242,8 @@ async def ready_tasks(
                 continue
             if any(cp.status != "passed" for cp in gates.get(task_id, [])):
                 continue
-            if paths and detector.find(patterns=paths, exclude_session_id=own_id):
+            found = detector.find(patterns=paths, exclude_session_id=own_id) if paths else []
+            if any(c.certain for c in found):  # certain overlaps only (SPEC)
                 continue
             ready_ids.append(task_id)
             if len(ready_ids) >= limit:

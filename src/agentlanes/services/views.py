@@ -36,6 +36,7 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
         "agent_name": c.agent_name,
         "declared_area": c.declared_area,
         "overlapping_area": c.overlapping_area,
+        "certain": c.certain,
         "overlapping_files": [f._asdict() for f in c.overlapping_files],
     }
 
