@@ -231,6 +231,50 @@ def test_a_since_beyond_the_log_starts_afresh(server: ServerProcess) -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("since=1&epoch=", "epoch: must be 1-32 characters"),
+        ("since=1&epoch=" + "e" * 33, "epoch: must be 1-32 characters"),
+        ("since=abc&epoch=whatever", "since: must be an integer"),
+    ],
+)
+def test_a_bad_epoch_is_refused_with_4400_naming_it(
+    server: ServerProcess, query: str, reason: str
+) -> None:
+    key = create_project(server.url)["api_key"]
+
+    async def scenario() -> None:
+        url = f"{server.ws_url}/api/v1/events?{query}"
+        async with websockets.connect(url, additional_headers={"X-API-Key": key}) as ws:
+            [error] = await _closed(ws)
+            assert error["type"] == "error" and error["field"] == reason.split(":")[0]
+            assert ws.close_code == 4400
+            assert ws.close_reason == reason
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("epoch", ["0" * 16, "not-the-epoch", "%00%ff", "x" * 32])
+def test_another_epoch_starts_afresh_and_never_replays(server: ServerProcess, epoch: str) -> None:
+    key = create_project(server.url)["api_key"]
+    _checkin(server, key, "one")
+    _checkin(server, key, "two")
+
+    async def scenario() -> None:
+        url = f"{server.ws_url}/api/v1/events?since=1&epoch={epoch}"
+        async with websockets.connect(url, additional_headers={"X-API-Key": key}) as ws:
+            snapshot = await _recv(ws)
+            assert snapshot["type"] == "presence.snapshot" and snapshot["offset"] == 2
+            assert snapshot["epoch"] != epoch
+            done = await _recv(ws)
+            assert done["type"] == "replay.complete" and done["recovered"] is False
+            assert done["epoch"] == snapshot["epoch"]
+            await _still_answers(ws)
+
+    asyncio.run(scenario())
+
+
 def test_mixed_credentials_are_refused_and_get_no_events(server: ServerProcess) -> None:
     key_a = create_project(server.url)["api_key"]
     key_b = create_project(server.url)["api_key"]

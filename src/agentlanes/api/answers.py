@@ -67,6 +67,13 @@ class CheckoutAnswer(BaseModel):
 class PresenceAnswer(BaseModel):
     sessions: list[SessionView]
     offset: int
+    epoch: str
+
+
+class SessionConflictsAnswer(BaseModel):
+    session_id: str
+    conflicts: list[ConflictOut]
+    conflicts_total: int
 
 
 class ConflictsAnswer(BaseModel):
@@ -286,6 +293,7 @@ class EventLog(BaseModel):
     offset: int
     last_offset: int
     recovered: bool
+    epoch: str
 
 
 class Health(BaseModel):

@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         hub = create_hub(settings)
         await hub.start()
         ctx = ServiceContext(settings=settings, db=db, hub=hub)
+        await ctx.liveness.start(db)
         app.state.ctx = ctx
         scheduler = start_scheduler(ctx) if run_jobs else None
         try:
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             await hub.stop()
+            await ctx.liveness.stop()  # the last beats written through
             await db.dispose()
 
     prometheus = PrometheusConfig(

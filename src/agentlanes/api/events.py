@@ -11,7 +11,7 @@ from litestar.di import NamedDependency
 
 from agentlanes.api.answers import EventLog, RealtimeToken, answer
 from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import MAX_INT, int_param, int_query
+from agentlanes.api.query import MAX_INT, int_param, int_query, text_query
 from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
 from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
 from agentlanes.services import realtime
@@ -27,6 +27,7 @@ Proj = NamedDependency[Project]
 # Parsed by int_param, so a bad value is our 400 naming the field; documented as integers.
 Since = int_query(0, MAX_INT, "The offset after which to list events")
 LogLimit = int_query(1, realtime.MAX_LOG_LIMIT, "How many events at most")
+Epoch = text_query(1, 32, "The history's epoch the client last saw (another one: recovered false)")
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_BAD_REQUEST = 4400
@@ -58,9 +59,14 @@ class EventController(Controller):
         # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
         since: Since = None,
         limit: LogLimit = None,
+        epoch: Epoch = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
-            ctx, project, since=int_param("since", since), limit=int_param("limit", limit)
+            ctx,
+            project,
+            since=int_param("since", since),
+            limit=int_param("limit", limit),
+            epoch=epoch,
         )
 
 
@@ -106,6 +112,9 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
         since = int_param("since", socket.query_params.get("since"))
         if since is not None and since < 0:
             raise InvalidInput("since", "must be a non-negative offset")
+        epoch = socket.query_params.get("epoch")
+        if epoch is not None and not 1 <= len(epoch) <= 32:
+            raise InvalidInput("epoch", "must be 1-32 characters")
     except AgentlanesError as exc:
         code = CLOSE_UNAUTHORIZED if exc.status_code == 401 else CLOSE_BAD_REQUEST
         with contextlib.suppress(Exception):
@@ -116,4 +125,4 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
         await _refuse_on_outage(socket, exc)
         return
 
-    await EventStream(ctx, socket, project).run(since)
+    await EventStream(ctx, socket, project).run(since, epoch)

@@ -53,6 +53,16 @@ def int_query(minimum: int, maximum: int, description: str) -> Any:
     ]
 
 
+def text_query(min_length: int, max_length: int, description: str) -> Any:
+    """An optional string query parameter of ``min_length..max_length`` characters."""
+    return Annotated[
+        str | None,
+        _documented(
+            description, type=OpenAPIType.STRING, min_length=min_length, max_length=max_length
+        ),
+    ]
+
+
 def enum_query(values: tuple[str, ...], description: str) -> Any:
     return Annotated[str | None, _documented(description, type=OpenAPIType.STRING, enum=values)]
 

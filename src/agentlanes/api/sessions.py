@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from litestar import Controller, Request, get, post
+import msgspec
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import FromPath, JSONBody
 
 from agentlanes.api.answers import (
     CheckinAnswer,
@@ -14,6 +17,7 @@ from agentlanes.api.answers import (
     ConflictsAnswer,
     HeartbeatAnswer,
     PresenceAnswer,
+    SessionConflictsAnswer,
     StatusAnswer,
     answer,
 )
@@ -23,9 +27,9 @@ from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
     ConflictCheckBody,
-    EmptyBody,
     StatusBody,
 )
+from agentlanes.errors import InvalidInput
 from agentlanes.services import presence as presence_service
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
@@ -33,6 +37,40 @@ from agentlanes.store.models import Project
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+
+
+@dataclass
+class _TokenBodyOperation(Operation):
+    """The heartbeat reads its body itself (only without the header); the schema still
+    says what it may hold."""
+
+    def __post_init__(self) -> None:
+        token = Schema(type=OpenAPIType.STRING, description="when X-Session-Token is absent")
+        self.request_body = RequestBody(
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.OBJECT, properties={"session_token": token})
+                )
+            },
+            required=False,
+        )
+
+
+async def _body_token(request: Request[Any, Any, Any]) -> str | None:
+    """``session_token`` from a JSON body (empty or absent: none)."""
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise InvalidInput("body", "must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body", "must be a JSON object")
+    token = body.get("session_token")
+    if token is not None and not isinstance(token, str):
+        raise InvalidInput("session_token", "must be a string")
+    return token
 
 
 class SessionController(Controller):
@@ -68,15 +106,20 @@ class SessionController(Controller):
         opt=contract(session=SESSION_REQUIRED),
         responses=answer(200, HeartbeatAnswer, "Alive until expires_at"),
         summary="Keep a session alive",
+        operation_class=_TokenBodyOperation,
     )
-    async def heartbeat(
-        self,
-        request: Request[Any, Any, Any],
-        ctx: Ctx,
-        project: Proj,
-        data: JSONBody[EmptyBody | None] = None,
-    ) -> dict[str, Any]:
-        return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
+    async def heartbeat(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        # The hottest route: the context and project straight from the state the app and
+        # the guard set, rather than through two dependency providers per request, and
+        # the body (``{"session_token"?}``) read only when the header is missing.
+        ctx: ServiceContext = request.app.state.ctx
+        project: Project = request.state.project
+        token = request.headers.get("x-session-token")
+        if token:
+            token = token.strip()
+        else:
+            token = await _body_token(request)
+        return await sessions.heartbeat(ctx, project, token or "")
 
     @post(
         "/status",
@@ -134,8 +177,22 @@ class SessionController(Controller):
         summary="Live sessions of the project",
         responses=answer(200, PresenceAnswer, "Active sessions, oldest first"),
     )
-    async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
-        return await presence_service.presence(ctx, project)
+    async def presence(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        # Hot: the context and project from the state, as for the heartbeat, and the body
+        # joined from the sessions' encodings the projection keeps.
+        body = await presence_service.presence_json(request.app.state.ctx, request.state.project)
+        return Response(body, media_type=MediaType.JSON)
+
+    @get(
+        "/sessions/{session_id:str}/conflicts",
+        opt=contract(410),
+        responses=answer(200, SessionConflictsAnswer, "The session's full current conflicts"),
+        summary="Full current conflicts of a session",
+    )
+    async def session_conflicts(
+        self, ctx: Ctx, project: Proj, session_id: FromPath[str]
+    ) -> dict[str, Any]:
+        return await presence_service.session_conflicts(ctx, project, session_id)
 
     @post(
         "/conflicts/check",

@@ -23,7 +23,7 @@ from litestar.exceptions import WebSocketDisconnect
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.hub import POLL, Frame, Subscriber
 from agentlanes.services import presence as presence_service
-from agentlanes.services import sessions
+from agentlanes.services import realtime, sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.views import event_view
 from agentlanes.store import queries
@@ -132,7 +132,6 @@ class EventStream:
         self.subscriber: Subscriber | None = None
         self.attached: dict[str, None] = {}
         self._pump: asyncio.Task[None] | None = None
-        self._keepalive: asyncio.Task[None] | None = None
         self._cutoff: asyncio.Task[None] | None = None
 
     async def send_text(self, text: str) -> None:
@@ -143,13 +142,13 @@ class EventStream:
         await self.send_text(_dumps(frame))
 
     # -- the whole socket ---------------------------------------------------------------
-    async def run(self, since: int | None) -> None:
+    async def run(self, since: int | None, epoch: str | None = None) -> None:
         """Start (snapshot or replay), then pump live events while reading client frames
         until the client goes away or is cut off."""
         # Should the start fail, the client is told to resume where it asked to.
         self.last_sent = since or 0
         try:
-            await self.start(since)
+            await self.start(since, epoch)
             self._pump = asyncio.create_task(self.pump())
             limit = self.ctx.settings.max_body_bytes
             while True:
@@ -190,22 +189,27 @@ class EventStream:
 
     # -- start ---------------------------------------------------------------------------
     async def snapshot(self) -> int:
-        snap = await presence_service.presence(self.ctx, self.project)
-        await self.send(
-            {
-                "type": "presence.snapshot",
-                "offset": snap["offset"],
-                "data": {"sessions": snap["sessions"]},
-            }
+        offset, sessions = await presence_service.live_json(self.ctx, self.project)
+        epoch = json.dumps(self.project.epoch)
+        await self.send_text(
+            f'{{"type":"presence.snapshot","offset":{offset},"epoch":{epoch},'
+            f'"data":{{"sessions":{sessions.decode()}}}}}'
         )
-        return int(snap["offset"])
+        return offset
 
     async def restart_from_snapshot(self) -> None:
         """History we need is gone (pruned): a fresh snapshot, ``recovered: false``."""
         self.last_sent = await self.snapshot()
-        await self.send({"type": "replay.complete", "recovered": False, "offset": self.last_sent})
+        await self.send(
+            {
+                "type": "replay.complete",
+                "recovered": False,
+                "offset": self.last_sent,
+                "epoch": self.project.epoch,
+            }
+        )
 
-    async def start(self, since: int | None) -> None:
+    async def start(self, since: int | None, epoch: str | None = None) -> None:
         """Subscribe first (so nothing committed from now on is missed), then catch up."""
         self.subscriber = self.ctx.hub.subscribe(
             self.project_id, self.ctx.settings.subscriber_queue_size
@@ -217,15 +221,25 @@ class EventStream:
             async with self.ctx.db.read() as db:
                 last = await queries.last_offset(db, self.project_id)
                 oldest = await queries.oldest_offset(db, self.project_id)
-            kept = since == last or (oldest is not None and oldest <= since + 1)
-            if since > last or not kept:
-                # Older than the kept history (or from another history): start afresh.
+            if not realtime.resumable(
+                since=since,
+                epoch=epoch,
+                current_epoch=self.project.epoch,
+                last=last,
+                oldest=oldest,
+            ):
+                # Older than the kept history, newer than it, or from another history.
                 await self.restart_from_snapshot()
             else:
                 self.last_sent = since
                 if await self.read_log(upto=last):
                     await self.send(
-                        {"type": "replay.complete", "recovered": True, "offset": self.last_sent}
+                        {
+                            "type": "replay.complete",
+                            "recovered": True,
+                            "offset": self.last_sent,
+                            "epoch": self.project.epoch,
+                        }
                     )
                 else:
                     await self.restart_from_snapshot()
@@ -322,9 +336,12 @@ class EventStream:
             except AgentlanesError as exc:
                 await self.send({"type": "error", **exc.body()})
                 return
-            self.attached[attached["session_id"]] = None
-            if self._keepalive is None:
-                self._keepalive = asyncio.create_task(self.keep_attached_alive())
+            if attached["session_id"] not in self.attached:
+                self.attached[attached["session_id"]] = None
+                # The process beats it while this socket holds it (services/liveness.py).
+                self.ctx.liveness.hold(
+                    self.project_id, attached["session_id"], self.project.heartbeat_ttl_seconds
+                )
             await self.send({"type": "attached", **attached})
         else:
             await self.error("VALIDATION_ERROR", "type must be ping or attach", field="type")
@@ -332,27 +349,16 @@ class EventStream:
     async def error(self, code: str, message: str, **extra: Any) -> None:
         await self.send({"type": "error", "error": {"code": code, "message": message}, **extra})
 
-    async def keep_attached_alive(self) -> None:
-        """While the socket is open, heartbeat the sessions attached to it (in the shared
-        database, so every process sees them alive)."""
-        interval = min(
-            self.ctx.settings.attach_refresh_seconds, self.project.heartbeat_ttl_seconds / 3
-        )
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await sessions.touch(self.ctx, self.project, list(self.attached))
-            except Exception as exc:  # a database hiccup must not kill the socket
-                log.warning("attach refresh failed: %s", exc)
-
     async def close(self) -> None:
         """Stop everything this socket started; the TTL of attached sessions runs from now."""
         if self.subscriber is not None:
             self.ctx.hub.unsubscribe(self.subscriber)
-        tasks = [t for t in (self._pump, self._keepalive) if t is not None]
+        tasks = [t for t in (self._pump,) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.attached:
+            for session_id in self.attached:
+                self.ctx.liveness.release(session_id)
             with contextlib.suppress(Exception):
                 await sessions.touch(self.ctx, self.project, list(self.attached))

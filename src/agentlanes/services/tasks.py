@@ -29,6 +29,7 @@ from agentlanes.errors import Conflict, InvalidInput, NotFound, TaskAlreadyClaim
 from agentlanes.services import checks, scope
 from agentlanes.services.acting import acting_session, is_live
 from agentlanes.services.context import ProjectTx, ServiceContext
+from agentlanes.services.sessions import live_sessions
 from agentlanes.store import queries
 from agentlanes.store.coordination import Checkpoint, Task, TaskNote
 from agentlanes.store.models import AgentSession, Project
@@ -215,7 +216,8 @@ async def ready_tasks(
         dep_ids = {d for row in pending for d in row[1] or []}
         statuses = await _statuses(db, sorted(dep_ids))
         gates = await _gates(db, project.id)
-        live = await queries.live_sessions(db, project.id, now)
+        # The live projection (services/projection.py), not a read of every session.
+        _, live = await live_sessions(ctx, project.id, now)
         working = (
             await db.exec(
                 select(Task.claimed_session_id, Task.paths).where(  # type: ignore[call-overload]
