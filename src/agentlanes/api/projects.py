@@ -13,6 +13,7 @@ from litestar.di import NamedDependency
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import FromPath, JSONBody
 
+from agentlanes.api.openapi import contract
 from agentlanes.api.project_schemas import KeyRotation, ProjectUpdate
 from agentlanes.api.schemas import ProjectCreate
 from agentlanes.errors import Unauthorized
@@ -41,7 +42,12 @@ class ProjectController(Controller):
     tags = ["admin"]
     guards = [admin_guard]
 
-    @post("/", status_code=201, summary="Create a project (its API key is shown once)")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(409),
+        summary="Create a project (its API key is shown once)",
+    )
     async def create(self, ctx: Ctx, data: JSONBody[ProjectCreate]) -> dict[str, Any]:
         return await projects.create_project(ctx, projects.ProjectInput(**data.model_dump()))
 

@@ -85,10 +85,20 @@ class CheckoutResult(Model):
 class Presence(Model):
     sessions: list[Session] = Field(default_factory=list)
     offset: int = 0
+    # The history the offset belongs to: resume with ``since=offset&epoch=epoch``.
+    epoch: str | None = None
 
 
 class ConflictCheck(Model):
     conflicts: list[Conflict] = Field(default_factory=list)
+
+
+class SessionConflicts(Model):
+    """The full current conflicts of one live session (events carry a capped list)."""
+
+    session_id: str
+    conflicts: list[Conflict] = Field(default_factory=list)
+    conflicts_total: int = 0
 
 
 class ProjectInfo(Model):
@@ -114,3 +124,4 @@ class EventLog(Model):
     offset: int = 0
     last_offset: int = 0
     recovered: bool = True
+    epoch: str | None = None

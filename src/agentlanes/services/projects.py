@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 from datetime import timedelta
+from secrets import token_hex
 from typing import Any
 
 from sqlalchemy import delete, or_
@@ -63,8 +64,9 @@ class ProjectChanges:
 
 
 def slugify(name: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
-    return slug[:64].rstrip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")[:64].rstrip("-")
+    # A name with nothing to make a slug of (all punctuation, or not Latin) still gets one.
+    return slug or f"project-{token_hex(3)}"
 
 
 def _check_name(name: str) -> str:
@@ -91,7 +93,7 @@ def _check_heartbeat(interval: int, ttl: int) -> None:
 
 def _check_config_keys(keys: list[str]) -> list[str]:
     for key in keys:
-        if not CONFIG_KEY_RE.match(key):
+        if not CONFIG_KEY_RE.fullmatch(key):
             raise InvalidInput("agent_config_keys", f"bad key {key!r}: 1-64 of A-Z a-z 0-9 _ . -")
     return sorted(set(keys))
 
@@ -122,7 +124,7 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
     """Create a project; the API key is in the answer and nowhere else, ever."""
     name = _check_name(data.name)
     slug = data.slug if data.slug is not None else slugify(name)
-    if not SLUG_RE.match(slug):
+    if not SLUG_RE.fullmatch(slug):
         raise InvalidInput("slug", "must be 1-64 characters of a-z 0-9 - (starting with a-z 0-9)")
     mode = _check_mode(data.conflict_mode or ctx.settings.conflict_mode)
     interval = data.heartbeat_interval_seconds
@@ -173,15 +175,15 @@ async def _by_slug(ctx: ServiceContext, slug: str) -> Project:
 async def show_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
     project = await _by_slug(ctx, slug)
     async with ctx.db.read() as db:
-        live = (
+        active = (
             await db.exec(
-                select(AgentSession.id).where(
-                    AgentSession.project_id == project.id,
-                    AgentSession.status == "active",
-                    col(AgentSession.expires_at) > utcnow(),
+                select(AgentSession).where(
+                    AgentSession.project_id == project.id, AgentSession.status == "active"
                 )
             )
         ).all()
+    # Heartbeats reach the database in batches: count the ones this process knows too.
+    live = await ctx.liveness.overlay(list(active), utcnow())
     return {**admin_view(project), "live_sessions": len(live), "last_offset": project.last_offset}
 
 
@@ -286,6 +288,9 @@ async def delete_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
     counts: dict[str, int] = {}
     async with ctx.project_tx(pid) as tx:
         db = tx.session
+        session_ids = list(
+            (await db.exec(select(AgentSession.id).where(AgentSession.project_id == pid))).all()
+        )
         task_ids = select(Task.id).where(Task.project_id == pid)
         message_ids = select(Message.id).where(Message.project_id == pid)
         request_ids = select(ConsensusRequest.id).where(ConsensusRequest.project_id == pid)
@@ -318,6 +323,8 @@ async def delete_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
         for table, stmt in steps:
             result = await db.exec(stmt)  # type: ignore[call-overload]
             counts[table] = int(result.rowcount or 0)
+    # Beats still held for its sessions would only be written to rows that are gone.
+    await ctx.liveness.forget(session_ids)
     forget_cached_keys(ctx)
     return {"slug": slug, "deleted": True, "rows_deleted": counts}
 
