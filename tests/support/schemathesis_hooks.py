@@ -115,3 +115,34 @@ def heartbeat_ttl_not_below_interval(ctx: Any, case: Any) -> bool:
     ttl = body.get("heartbeat_ttl_seconds") or defaults.heartbeat_ttl_seconds
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (interval, ttl))
     return not numbers or ttl >= interval
+
+
+_FUZZ_SLUG: list[str] = []
+
+
+def _fuzz_slug() -> str:
+    """The slug of the project the run works in (read once with its key)."""
+    if not _FUZZ_SLUG:
+        r = httpx.get(
+            f"{_env('AGENTLANES_ST_URL')}/api/v1/project",
+            headers={"X-API-Key": _env("AGENTLANES_ST_API_KEY")},
+            timeout=10,
+        )
+        _FUZZ_SLUG.append(r.json()["slug"])
+    return _FUZZ_SLUG[0]
+
+
+def _not_the_fuzz_project(ctx: Any, case: Any) -> bool:
+    """Leave the run's own project alone on the admin routes that change or remove it: a
+    revoked or rotated key, a deleted project or block mode would fail every later case."""
+    slug = (case.path_parameters or {}).get("slug")
+    return slug != _fuzz_slug()
+
+
+for _method, _path in (
+    ("PATCH", "/api/v1/projects/{slug}"),
+    ("DELETE", "/api/v1/projects/{slug}"),
+    ("POST", "/api/v1/projects/{slug}/rotate-key"),
+    ("POST", "/api/v1/projects/{slug}/revoke-key"),
+):
+    schemathesis.hook("filter_case").apply_to(method=_method, path=_path)(_not_the_fuzz_project)

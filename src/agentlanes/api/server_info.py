@@ -1,4 +1,4 @@
-"""``GET /api/v1/server``: what this server is, for the CLI's project commands.
+"""``GET /server``: what this server is, for the CLI's project commands.
 
 No key needed, and nothing secret: the version, whether the admin API is on, and a
 fingerprint of the database (a hash; never the URL), so that ``agentlanes project …``
@@ -15,7 +15,7 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.store.identity import database_fingerprint
 
 
-@get("/api/v1/server", summary="Version, admin API on/off, database fingerprint", tags=["admin"])
+@get("/server", summary="Version, admin API on/off, database fingerprint", tags=["operations"])
 async def server_info(state: State) -> dict[str, object]:
     ctx: ServiceContext = state.ctx
     return {

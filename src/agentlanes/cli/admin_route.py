@@ -8,7 +8,7 @@ The rule (SPEC "Names"), decided once here and always said on stderr:
    admin API.
 3. A server answers but its admin API is off, or no admin token is set here: the
    database directly, but only when it is the server's own (the server publishes a
-   fingerprint of its database at ``GET /api/v1/server``); otherwise the command stops
+   fingerprint of its database at ``GET /server``); otherwise the command stops
    and says why — a key written to another database would be refused by that server.
 4. No server answers: the configured database.
 """
@@ -136,7 +136,7 @@ Route = ServerRoute | DatabaseRoute
 def _probe(url: str) -> dict[str, Any] | None:
     """The server's self-description, or None when nothing (agentlanes) answers."""
     try:
-        r = httpx.get(f"{url}/api/v1/server", timeout=PROBE_TIMEOUT)
+        r = httpx.get(f"{url}/server", timeout=PROBE_TIMEOUT)
     except httpx.HTTPError:
         return None
     if r.status_code != 200:

@@ -8,7 +8,7 @@ Changes to a project are events on its own log (``project.updated``, ``project.k
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import timedelta
 from secrets import token_hex
 from typing import Any
@@ -188,13 +188,8 @@ async def show_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
 
 
 async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges) -> dict[str, Any]:
-    """Change settings; the ``project.updated`` event lists what changed, from and to."""
-    if all(getattr(changes, f.name) is None for f in fields(changes)):
-        raise InvalidInput(
-            "body",
-            "give at least one of name, conflict_mode, heartbeat_interval_seconds, "
-            "heartbeat_ttl_seconds, agent_config_keys",
-        )
+    """Change settings; the ``project.updated`` event lists what changed, from and to.
+    Nothing to change (no field given, or the same values) is no event and no error."""
     current = await _by_slug(ctx, slug)
     assert current.id is not None
     async with ctx.project_tx(current.id) as tx:
