@@ -26,7 +26,7 @@ Rows (each with its ratio to bare where one applies, and #13's target with ✓/�
 
 Only the SPEC's endpoints and frames are used, and event payloads are only measured, not
 parsed, so the script runs against any server that keeps the contract. The default run
-takes about 5 minutes, --quick about 1½ (shorter load windows, a 20 s idle window, and
+takes about 5 minutes, --quick about 1½ (shorter load windows, a 15 s idle window, and
 PostgreSQL only unless --backends says otherwise).
 """
 
@@ -931,7 +931,7 @@ def main() -> None:
         help="comma-separated: sqlite,postgres (default both; --quick: postgres)",
     )
     ap.add_argument("--seconds", type=float, help="wrk duration per row (default 6, quick 2)")
-    ap.add_argument("--idle-seconds", type=float, help="idle socket window (default 60, quick 20)")
+    ap.add_argument("--idle-seconds", type=float, help="idle socket window (default 60, quick 15)")
     ap.add_argument(
         "--postgres-url",
         default="postgresql://postgres@127.0.0.1:5432/postgres",
@@ -943,7 +943,7 @@ def main() -> None:
     if unknown:
         ap.error(f"--backends: unknown {', '.join(sorted(unknown))} (sqlite, postgres)")
     seconds = args.seconds or (2.0 if args.quick else 6.0)
-    idle_window = args.idle_seconds or (20.0 if args.quick else 60.0)
+    idle_window = args.idle_seconds or (15.0 if args.quick else 60.0)
 
     wrk_binary = find_wrk()
     if "postgres" in backends:
@@ -982,7 +982,10 @@ def main() -> None:
     for f in figs:
         extra = ""
         if f.idle:
-            extra = f"; idle window {f.idle['seconds']:.0f} s over {f.idle['sockets']:.0f} sockets"
+            extra = (
+                f"; idle window {f.idle['seconds']:.0f} s over {f.idle['sockets']:.0f} sockets"
+                f" ({f.idle['acknowledged']:.0f} attaches acknowledged)"
+            )
         setup = f"{SWARM + SMALL:,} check-ins to set up took {f.setup_seconds:.0f} s"
         print(f"\n{f.backend}: {setup}{extra}")
 
