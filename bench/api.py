@@ -37,14 +37,13 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +55,12 @@ from websockets.asyncio.client import ClientConnection, connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.services import (  # noqa: E402
+    POSTGRES_ADMIN_URL,
+    postgres_or_exit,
+    raise_open_files,
+    scratch_postgres,
+)
 from tests.support.server import ServerProcess, free_port  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin"
@@ -232,14 +237,6 @@ def preflight(url: str, call: Call, expect: int) -> None:
 # -- servers and projects -----------------------------------------------------------------
 
 
-def raise_open_files() -> None:
-    """1,000 sockets on each side: raise the soft limit (the servers inherit it)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = 8192 if hard == resource.RLIM_INFINITY else min(hard, 8192)
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-
-
 def start_bare(port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "bare_app.py"), str(port)])
     deadline = time.monotonic() + 30
@@ -297,42 +294,6 @@ async def make_project(
     # Check-ins of one project are serialised by the server; a few in flight keep it busy.
     await asyncio.gather(*(worker() for _ in range(4)))
     return project
-
-
-def postgres_or_exit(admin_url: str) -> None:
-    async def probe() -> None:
-        conn = await asyncpg.connect(admin_url, timeout=10)
-        await conn.close()
-
-    try:
-        asyncio.run(probe())
-    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
-        print(
-            f"PostgreSQL at {admin_url} is not usable ({exc}): start it, pass --postgres-url, "
-            "or run --backends sqlite",
-            file=sys.stderr,
-        )
-        sys.exit(2)
-
-
-@contextlib.contextmanager
-def scratch_postgres(admin_url: str) -> Iterator[str]:
-    """A fresh database on the server of admin_url, dropped afterwards."""
-    name = f"agentlanes_bench_{secrets.token_hex(4)}"
-
-    async def run(sql: str) -> None:
-        conn = await asyncpg.connect(admin_url, timeout=10)
-        try:
-            await conn.execute(sql)
-        finally:
-            await conn.close()
-
-    asyncio.run(run(f'CREATE DATABASE "{name}"'))
-    base = admin_url.rsplit("/", 1)[0]
-    try:
-        yield f"{base}/{name}"
-    finally:
-        asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 # -- the measured rows ----------------------------------------------------------------------
@@ -594,7 +555,7 @@ async def expiry_events(http: httpx.AsyncClient, ws_url: str, rec: Recorder) -> 
             ok(await http.post(f"/api/v1/tasks/{task['task_id']}/claim", headers=tx))
             ok(
                 await http.post(
-                    "/api/v1/leases", json={"resource": "r", "ttl_seconds": 1}, headers=tx
+                    "/api/v1/leases", json={"resource": "r", "ttl_seconds": 1}, headers=ty
                 )
             )
             ok(
@@ -636,7 +597,7 @@ async def expiry_events(http: httpx.AsyncClient, ws_url: str, rec: Recorder) -> 
 
 
 WAL_WRITERS = """
-SELECT count(DISTINCT xid::text) FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+SELECT count(DISTINCT xid::text) FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn)
 WHERE xid <> '0'::xid AND block_ref ~ ('rel [0-9]+/' || $3::text || '/')
 """
 
@@ -934,7 +895,7 @@ def main() -> None:
     ap.add_argument("--idle-seconds", type=float, help="idle socket window (default 60, quick 15)")
     ap.add_argument(
         "--postgres-url",
-        default="postgresql://postgres@127.0.0.1:5432/postgres",
+        default=POSTGRES_ADMIN_URL,
         help="a server where a scratch database may be created and dropped",
     )
     args = ap.parse_args()
