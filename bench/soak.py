@@ -3,16 +3,19 @@
     .venv/bin/python bench/soak.py [--minutes 10] [--quick] [--sqlite] [--no-redis]
 
 One `agentlanes serve` process (PostgreSQL in a scratch database and Redis by default;
---sqlite for a temp SQLite file), one project, and in this process:
+--sqlite for a temp SQLite file), one project with the SPEC's liveness defaults (30 s
+interval, 120 s TTL), and in this process:
   * 200 agents, each in a loop: check in (its own package and notes file; now and then a
-    broad `**/*.md`), then every few seconds one of: heartbeat, a scope change (status),
-    a lease taken and released (50 shared resource keys, so some acquires get 409), a
-    task created, claimed, noted and done, a conflicts check, a presence read; after
-    30-120 s it checks out, or one time in ten vanishes and lets the session time out;
+    broad `**/*.md`), then every 10-30 s (--pace) one of: heartbeat (at least one per
+    interval), a scope change (status), a lease taken and released (50 shared resource
+    keys, so some acquires get 409), a task created, claimed, noted and done, a
+    conflicts check, a presence read; after 30-180 s it checks out, or one time in ten
+    vanishes and lets the session time out;
   * 50 WebSocket subscribers reading every event (offsets checked strictly increasing;
     a subscriber cut off resumes with `since`).
-The client load is modest (about 50 requests a second), so the server, not the client,
-is what is measured; each interval also prints the CPU both used.
+The client load is modest (about 15 requests a second from one pool of 32 connections),
+so the client is not what saturates; each interval prints the CPU the server and the
+client used, and the requests per second the server answered.
 
 Every interval (a minute; 20 s with --quick) it prints the server's RSS and open file
 descriptors (from /proc/<pid>), p50/p99 of each call in that interval, events per
@@ -60,8 +63,9 @@ from bench.services import (  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
 
 ADMIN_TOKEN = "soak-admin"
-HEARTBEAT_INTERVAL = 10  # the project's settings: agents beat every ~5-10 s
-HEARTBEAT_TTL = 30
+HEARTBEAT_INTERVAL = 30  # the project's settings: the SPEC's defaults
+HEARTBEAT_TTL = 120
+PACE = 20.0  # seconds between an agent's calls, on average (uniform over 0.5-1.5x)
 LEASE_KEYS = 50
 CONNECTIONS = 32  # HTTP connections from the agents (one pool)
 GROWTH_LIMIT = 0.05  # RSS and fds: at most 5 % growth over the last half
@@ -103,8 +107,9 @@ class Tally:
 
 
 class Swarm:
-    def __init__(self, http: httpx.AsyncClient, key: str, seed: int) -> None:
+    def __init__(self, http: httpx.AsyncClient, key: str, seed: int, pace: float) -> None:
         self.http = http
+        self.pace = pace
         self.key = key
         self.rng = random.Random(seed)
         self.tally = Tally()
@@ -146,7 +151,7 @@ class Swarm:
                 await asyncio.sleep(5)
                 continue
             token = r.json()["session_token"]
-            await self.live(i, token, rng, time.monotonic() + rng.uniform(30, 120))
+            await self.live(i, token, rng, time.monotonic() + rng.uniform(30, 180))
             if not self.running:
                 return
             if rng.random() < 0.1:
@@ -165,13 +170,16 @@ class Swarm:
     async def live(self, i: int, token: str, rng: random.Random, until: float) -> None:
         lease: str | None = None
         task: str | None = None
+        beat = time.monotonic()
         while self.running and time.monotonic() < until:
-            await asyncio.sleep(rng.uniform(HEARTBEAT_INTERVAL / 2, HEARTBEAT_INTERVAL))
+            await asyncio.sleep(rng.uniform(self.pace / 2, self.pace * 1.5))
             if not self.running:
                 return
             roll = rng.random()
-            if roll < 0.45:
+            if roll < 0.45 or time.monotonic() - beat >= HEARTBEAT_INTERVAL:
+                # A well-behaved agent beats at least once per interval.
                 r = await self.call("heartbeat", "POST", "/api/v1/heartbeat", token, {})
+                beat = time.monotonic()
             elif roll < 0.60:
                 files = [f"svc{i % 40}/mod{rng.randrange(8)}/**", f"docs/agent-{i}.md"]
                 r = await self.call(
@@ -181,6 +189,7 @@ class Swarm:
                     token,
                     {"declared_files": files, "status_text": f"step {rng.randrange(100)}"},
                 )
+                beat = time.monotonic()  # a status change counts as a heartbeat
             elif roll < 0.75:
                 if lease is None:
                     resource = f"deploy:env{rng.randrange(LEASE_KEYS)}"
@@ -335,7 +344,7 @@ def width(call: str) -> int:
 
 
 def header(calls: list[str]) -> str:
-    cells = ["time", "RSS MB", " fds", " ev/s", "  DB MB", "  srv", "  cli"]
+    cells = ["time", "RSS MB", " fds", "req/s", " ev/s", "  DB MB", "  srv", "  cli"]
     cells += [c.rjust(width(c)) for c in calls]
     return " ".join([*cells, "unexpected"])
 
@@ -346,6 +355,7 @@ def interval_line(row: Interval, calls: list[str], seconds: float) -> str:
         f"{int(row.end_s // 60)}:{int(row.end_s % 60):02d}".rjust(4),
         f"{row.rss_mb:6.1f}",
         f"{row.fds:4d}",
+        f"{len(latencies(t, ALL)) / seconds:5.1f}",
         f"{t.events / seconds:5.1f}",
         f"{row.db_mb:7.1f}",
         f"{row.server_cpu:4.0f}%",
@@ -403,6 +413,7 @@ async def soak(
     seconds: float,
     interval: float,
     seed: int,
+    pace: float,
 ) -> None:
     assert server.proc is not None
     pid = server.proc.pid
@@ -422,7 +433,7 @@ async def soak(
             headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
         )
         r.raise_for_status()
-        swarm = Swarm(http, r.json()["api_key"], seed)
+        swarm = Swarm(http, r.json()["api_key"], seed, pace)
         tasks = [
             asyncio.create_task(swarm.subscriber(server.ws_url, first=i == 0))
             for i in range(subscribers)
@@ -496,6 +507,12 @@ def main() -> None:
     ap.add_argument("--agents", type=int, default=200)
     ap.add_argument("--subscribers", type=int, default=50)
     ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument(
+        "--pace",
+        type=float,
+        default=PACE,
+        help=f"seconds between one agent's calls, on average (default {PACE:g})",
+    )
     ap.add_argument("--postgres-url", default=POSTGRES_ADMIN_URL)
     ap.add_argument("--redis-url", default=REDIS_URL)
     args = ap.parse_args()
@@ -534,6 +551,7 @@ def main() -> None:
                     minutes * 60,
                     interval,
                     args.seed,
+                    args.pace,
                 )
             )
         except Exception:
