@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.api import Call, Wrk, lua_script  # noqa: E402
 from bench.soak import ALL, Interval, Tally, verdicts  # noqa: E402
+from bench.wrk import Call, Wrk, lua_script  # noqa: E402
 
 
 def test_lua_script_keeps_bodies_and_headers_verbatim() -> None:
