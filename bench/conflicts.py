@@ -12,7 +12,8 @@ Prints, in one run:
   on two workloads: "broad" (patterns drawn across the whole repository, 7 %
   of them wildcard-first) and "modules" (each agent works in one package);
 * how many conflicts the check-ins answer (the cost of an exact answer grows
-  with its size);
+  with its size), and how many of their overlaps and conflicts are certain
+  (the rest hold only if a slash-less literal is a directory);
 * how many answers the detector keeps in the steady state, and their size;
 * how many real overlaps the fnmatch baseline misses (and false alarms it
   raises) on the same pairs;
@@ -46,6 +47,7 @@ from agentlanes.domain.patterns import (
     clear_verdict_caches,
     compile_pattern,
     normalise_pattern,
+    overlap,
     overlap_example,
 )
 from agentlanes.gc_tuning import tune_for_serving
@@ -93,8 +95,10 @@ def make_pattern(rng: random.Random, dirs: list[str], files: list[str]) -> str:
         raw = f
     elif roll < 0.40:
         raw = f"{d}/**"
+    elif roll < 0.48:
+        raw = d + "/"  # a directory, as a client that sees the working tree sends it
     elif roll < 0.52:
-        raw = d
+        raw = d  # a directory named without '/': it may be a file
     elif roll < 0.64:
         raw = f"{d}/*.{ext}"
     elif roll < 0.74:
@@ -135,6 +139,8 @@ def make_module_patterns(rng: random.Random, dirs: list[str], files: list[str]) 
             raw = rng.choice(own)
         elif roll < 0.50:
             raw = f"{home}/{mod}/**"
+        elif roll < 0.58:
+            raw = f"{home}/{mod}/"
         elif roll < 0.62:
             raw = f"{home}/{mod}"
         elif roll < 0.77:
@@ -182,9 +188,11 @@ def make_scopes(
 
 
 def naive_exact(scopes: list[Scope], mine: list[str]) -> int:
+    """Conflicts by every pair, each told certain or not (as the detector does)."""
     found = 0
     for scope in scopes:
-        if any(overlap_example(m, t) is not None for m in mine for t in scope.patterns):
+        verdicts = [overlap(m, t) for m in mine for t in scope.patterns]
+        if any(v is not None for v in verdicts):
             found += 1
     return found
 
@@ -351,13 +359,21 @@ def checkin_rows(
     label = f"check-in, {n:,} sessions, {workload}"
     kept_row = (label, len(kept), sum(map(len, kept.values())), len(detector._ids))
     scopes = list(live.values())
-    sizes = sorted(len(detector.find(patterns=mine)) for mine in queries)
+    answered = [detector.find(patterns=mine) for mine in queries]
+    sizes = sorted(map(len, answered))
+    overlaps = [o for found in answered for c in found for o in c.overlapping_files]
+    certain = (
+        sum(o.certain for o in overlaps),
+        len(overlaps),
+        sum(c.certain for found in answered for c in found),
+        sum(sizes),
+    )
     # Cold: every memoised verdict and kept answer forgotten before each check-in.
     cold_n = 40 if n <= 1000 else 20
     cold = time_each(
         lambda mine: detector.find(patterns=mine), queries[:cold_n], before=forgetting(detector)
     )
-    answers = (f"{label}: conflicts per check-in", sizes[len(sizes) // 2], sizes[-1])
+    answers = (f"{label}: conflicts per check-in", sizes[len(sizes) // 2], sizes[-1], *certain)
     timed = [
         (f"{label}: indexed, just started (after {WARMUP})", *figures(warm)),
         *wild_row(queries, warm),
@@ -407,18 +423,19 @@ def wild_row(queries: list[list[str]], samples: Samples) -> list[tuple]:
 
 
 def assert_agrees(detector: ConflictDetector, scopes: list[Scope], mine: list[str]) -> None:
-    """The detector's answer is the all-pairs exact one, each pair once."""
+    """The detector's answer is the all-pairs exact one, each pair once, each as
+    certain as the pair verdict says."""
     got = [
-        (c.session_id, o.pattern, o.their_pattern)
+        (c.session_id, o.pattern, o.their_pattern, o.certain)
         for c in detector.find(patterns=mine)
         for o in c.overlapping_files
     ]
     want = {
-        (s.session_id, m, t)
+        (s.session_id, m, t, v.certain)
         for s in scopes
         for m in dict.fromkeys(mine)
         for t in dict.fromkeys(s.patterns)
-        if overlap_example(m, t) is not None
+        if (v := overlap(m, t)) is not None
     }
     assert len(got) == len(set(got)) and set(got) == want, "detector disagrees with all-pairs"
 
@@ -509,10 +526,10 @@ def adversarial_rows() -> list[tuple]:
                 prepare.append(time.perf_counter() - t0)
                 continue
             t1 = time.perf_counter()
-            found = overlap_example(pa, pb)
+            found = overlap(pa, pb)
             decide.append(time.perf_counter() - t1)
             prepare.append(t1 - t0)
-            verdict = "overlap" if found is not None else "disjoint"
+            verdict = "disjoint" if found is None else "certain" if found.certain else "if dir"
         rows.append(
             (name, max(prepare) * 1000, max(decide) * 1000 if decide else float("nan"), verdict)
         )
@@ -559,9 +576,14 @@ def main() -> None:
         name, p50, p99, cpu50, cpu99, young, old = row
         print(f"{name:<72} {p50:>9.2f} {p99:>9.2f} {cpu50:>9.2f} {cpu99:>9.2f} {young:>9} {old:>9}")
     print()
-    print("answer size (the time of an exact answer grows with it):")
-    for name, median, most in answers:
-        print(f"  {name}: median {median:,}, most {most:,}")
+    print("answer size (the time of an exact answer grows with it), and how much is certain:")
+    for name, median, most, sure, overlaps, sure_conflicts, conflicts in answers:
+        print(
+            f"  {name}: median {median:,}, most {most:,}; certain: "
+            f"{sure:,} of {overlaps:,} overlaps ({100 * sure / max(overlaps, 1):.0f}%), "
+            f"{sure_conflicts:,} of {conflicts:,} conflicts "
+            f"({100 * sure_conflicts / max(conflicts, 1):.0f}%)"
+        )
     print()
     print(
         "kept answers at the end of the steady rows "

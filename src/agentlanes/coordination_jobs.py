@@ -11,6 +11,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from agentlanes.services import consensus, leases
 from agentlanes.services.context import ServiceContext
+from agentlanes.store.availability import report_job_failure
 
 log = logging.getLogger("agentlanes.jobs")
 
@@ -22,8 +23,8 @@ async def run_lease_expiry(ctx: ServiceContext) -> None:
         ended = await leases.expire_overdue(ctx)
         if ended:
             log.info("expired %d lease(s)", ended)
-    except Exception:
-        log.exception("lease expiry job failed")
+    except Exception as exc:
+        report_job_failure(log, "lease expiry job", exc)
 
 
 async def run_consensus_expiry(ctx: ServiceContext) -> None:
@@ -31,8 +32,8 @@ async def run_consensus_expiry(ctx: ServiceContext) -> None:
         ended = await consensus.expire_overdue(ctx)
         if ended:
             log.info("expired %d consensus request(s)", ended)
-    except Exception:
-        log.exception("consensus expiry job failed")
+    except Exception as exc:
+        report_job_failure(log, "consensus expiry job", exc)
 
 
 def schedule_lease_expiry(scheduler: AsyncIOScheduler, ctx: ServiceContext) -> None:

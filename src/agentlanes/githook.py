@@ -5,8 +5,11 @@ by ``lanes hook run`` (the pre-commit framework). It imports only the standard l
 and the lean parts of ``agentlanes.client`` so that it stays fast on every commit.
 
 - ``AGENTLANES_SKIP=1`` (or ``git commit --no-verify``) skips it.
-- Quiet when nothing collides. Otherwise one line per conflict (path, agent, their
-  pattern); in ``warn`` mode the commit goes through, in ``block`` mode it is refused.
+- Quiet when nothing collides. Otherwise one line per overlap (path, agent, whether for
+  certain, their pattern); in ``warn`` mode the commit goes through, in ``block`` mode
+  it is refused when an overlap is certain. A staged path is a file that exists, so the
+  server calls every claim on it certain; a line for an overlap that holds only if a
+  path is a directory ("only if `package.json` is a directory") never refuses.
 - Warns when the committer has no active session.
 - Server unreachable: warns and allows, unless ``fail_closed = true`` in
   ``.agentlanes.toml`` (or ``AGENTLANES_FAIL_CLOSED=1``).
@@ -21,11 +24,11 @@ import sys
 
 from agentlanes.client.config import ConfigError, load_config, read_session
 from agentlanes.client.lean import LeanApiError, LeanUnreachable, call_many
-from agentlanes.client.report import capped, conflict_lines
+from agentlanes.client.report import capped
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: every import costs the hook
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from typing import Any, TextIO
 
 ALLOW = 0
@@ -160,14 +163,46 @@ def check(
 
     if not conflicts:
         return ALLOW
-    for line in capped(conflict_lines(_merge(conflicts)), SHOWN_LINES):
+    merged = _merge(conflicts)
+    for line in capped(overlap_lines(merged), SHOWN_LINES):
         say(line)
-    if mode == "block":
-        say("commit refused: the project is in block mode and others hold these paths")
+    # A server older than certain overlaps sends no "certain": every conflict counted.
+    certain = [c for c in merged if c.get("certain", True)]
+    if mode == "block" and certain:
+        say(
+            f"commit refused: the project is in block mode and {len(certain)} other "
+            "session(s) hold these paths for certain"
+        )
         say(HOW_PAST)
         return REFUSE
+    if mode == "block":
+        say(
+            "commit allowed: these overlaps hold only if a path is a directory "
+            "(block mode refuses certain ones only)"
+        )
+        return ALLOW
     say("commit allowed (warn mode); tell the agents above, or narrow your change")
     return ALLOW
+
+
+def overlap_lines(conflicts: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """One line per (path, agent, their pattern), saying whether the overlap is certain:
+    ``src/a.py is claimed by alice for certain (their pattern src/**)``, or
+    ``package.json/a.py is claimed by alice only if `package.json` is a directory (...)``.
+    """
+    for conflict in conflicts:
+        agent = conflict.get("agent_name", "?")
+        if conflict.get("overlapping_area"):
+            yield f"same work area {conflict.get('declared_area')!r} as {agent}"
+        for overlap in conflict.get("overlapping_files") or []:
+            if overlap.get("certain", True):
+                how = "for certain"
+            else:
+                how = f"only if `{overlap.get('if_directory')}` is a directory"
+            yield (
+                f"{overlap.get('example')} is claimed by {agent} {how} "
+                f"(their pattern {overlap.get('their_pattern')})"
+            )
 
 
 def _unknown_token(answer: Any) -> bool:
@@ -180,7 +215,9 @@ def _merge(conflicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for conflict in conflicts:
         sid = conflict.get("session_id", "")
         if sid in by_session:
-            by_session[sid]["overlapping_files"].extend(conflict.get("overlapping_files") or [])
+            merged = by_session[sid]
+            merged["overlapping_files"].extend(conflict.get("overlapping_files") or [])
+            merged["certain"] = merged.get("certain", True) or conflict.get("certain", True)
         else:
             by_session[sid] = {
                 **conflict,

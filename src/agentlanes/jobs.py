@@ -19,6 +19,7 @@ from agentlanes import coordination_jobs
 from agentlanes.clock import utcnow
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import expire_overdue
+from agentlanes.store.availability import report_job_failure
 from agentlanes.store.models import Event, Project
 
 log = logging.getLogger("agentlanes.jobs")
@@ -29,8 +30,8 @@ async def run_expiry(ctx: ServiceContext) -> None:
         ended = await expire_overdue(ctx)
         if ended:
             log.info("timed out %d session(s)", ended)
-    except Exception:
-        log.exception("expiry job failed")
+    except Exception as exc:
+        report_job_failure(log, "expiry job", exc)
 
 
 async def prune_events(ctx: ServiceContext) -> int:
@@ -70,7 +71,7 @@ async def run_catch_up(ctx: ServiceContext) -> None:
         if poked:
             log.info("caught up %d project(s) whose notifications were lost", poked)
     except Exception as exc:
-        log.warning("hub catch-up failed: %s", exc)
+        report_job_failure(log, "hub catch-up", exc)
 
 
 async def run_prune(ctx: ServiceContext) -> None:
@@ -78,8 +79,8 @@ async def run_prune(ctx: ServiceContext) -> None:
         removed = await prune_events(ctx)
         if removed:
             log.info("pruned %d event(s)", removed)
-    except Exception:
-        log.exception("event prune job failed")
+    except Exception as exc:
+        report_job_failure(log, "event prune job", exc)
 
 
 def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:

@@ -40,8 +40,10 @@ class Settings(BaseSettings):
 
     expiry_check_seconds: float = Field(gt=0)
     attach_refresh_seconds: float = Field(gt=0)
+    liveness_flush_seconds: float = Field(gt=0, le=2)
 
     rate_limit_per_minute: int = Field(ge=0)
+    unavailable_retry_after_seconds: int = Field(ge=1)
     max_body_bytes: int = Field(ge=1024)
     max_pattern_length: int = Field(ge=1)
     max_patterns: int = Field(ge=1)
@@ -54,6 +56,7 @@ class Settings(BaseSettings):
     event_retention_count: int = Field(ge=1)
     event_retention_seconds: int = Field(ge=1)
     event_prune_seconds: float = Field(gt=0)
+    event_max_conflicts: int = Field(ge=1)
     realtime_token_ttl_seconds: int = Field(ge=1)
     subscriber_queue_size: int = Field(ge=1)
     hub_catch_up_seconds: float = Field(gt=0)

@@ -175,3 +175,17 @@ def test_deeply_nested_json_is_a_400(api: Api) -> None:
     )
     assert r.status_code == 400, r.text
     assert r.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_heartbeat_body_is_checked_when_it_carries_the_token(api: Api) -> None:
+    s = api.checkin(agent_name="alice")
+    ok = api.post("/heartbeat", {"session_token": s["session_token"]})
+    assert ok.status_code == 200 and ok.json()["session_id"] == s["session_id"]
+    _assert_400(api.post("/heartbeat", {"session_token": 5}), "session_token")
+    _assert_400(api.post("/heartbeat", [1]), "body")
+    r = api.client.post(
+        "/api/v1/heartbeat",
+        content=b"{nope",
+        headers={**api.headers(), "Content-Type": "application/json"},
+    )
+    _assert_400(r, "body")

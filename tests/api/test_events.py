@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from tests.api.conftest import Api
+from tests.api.conftest import Api, new_project
 
 
 def _ws(api: Api, query: str = "") -> Any:
@@ -55,7 +55,12 @@ def test_since_replays_missed_events_then_goes_live(api: Api) -> None:
         got = [ws.receive_json(), ws.receive_json()]
         assert [e["offset"] for e in got] == [2, 3]
         done = ws.receive_json()
-        assert done == {"type": "replay.complete", "recovered": True, "offset": 3}
+        assert done == {
+            "type": "replay.complete",
+            "recovered": True,
+            "offset": 3,
+            "epoch": api.get("/presence").json()["epoch"],
+        }
         api.checkin(agent_name="a4")
         assert ws.receive_json()["offset"] == 4
 
@@ -113,3 +118,50 @@ def test_event_log_pages_with_since_and_limit(api: Api) -> None:
     assert body["last_offset"] == 5
     assert api.get("/events/log?limit=0").json()["field"] == "limit"
     assert api.get("/events/log?since=abc").json()["field"] == "since"
+
+
+def test_epoch_names_the_history_on_presence_snapshot_and_replay(api: Api) -> None:
+    api.checkin(agent_name="a1")
+    epoch = api.get("/presence").json()["epoch"]
+    assert isinstance(epoch, str) and len(epoch) == 16
+    assert api.get("/events/log").json()["epoch"] == epoch
+    with _ws(api) as ws:
+        snap = ws.receive_json()
+        assert snap["type"] == "presence.snapshot" and snap["epoch"] == epoch
+    with _ws(api, f"?since=0&epoch={epoch}") as ws:
+        assert ws.receive_json()["offset"] == 1
+        done = ws.receive_json()
+        assert done["type"] == "replay.complete" and done["recovered"] is True
+        assert done["epoch"] == epoch
+    other = new_project(api.client)
+    assert other.get("/presence").json()["epoch"] != epoch
+
+
+def test_since_of_another_epoch_counts_as_too_old(api: Api) -> None:
+    for i in range(3):
+        api.checkin(agent_name=f"a{i}")
+    with _ws(api, "?since=1&epoch=0123456789abcdef") as ws:
+        snap = ws.receive_json()
+        assert snap["type"] == "presence.snapshot" and snap["offset"] == 3
+        done = ws.receive_json()
+        assert (done["type"], done["recovered"], done["offset"]) == ("replay.complete", False, 3)
+        api.checkin(agent_name="a4")
+        assert ws.receive_json()["offset"] == 4
+    log = api.get("/events/log?since=1&epoch=0123456789abcdef").json()
+    assert log["recovered"] is False
+    assert [e["offset"] for e in log["events"]] == [1, 2, 3, 4]  # the current history
+    same = api.get(f"/events/log?since=1&epoch={log['epoch']}").json()
+    assert same["recovered"] is True and [e["offset"] for e in same["events"]] == [2, 3, 4]
+
+
+def test_event_log_since_past_the_last_offset_is_not_recovered(api: Api) -> None:
+    for i in range(35):
+        api.checkin(agent_name=f"a{i}")
+    future = api.get("/events/log?since=999").json()
+    assert future["last_offset"] == 35
+    assert future["recovered"] is False
+    assert future["events"][0]["offset"] == 1
+    assert api.get("/events/log?since=35").json()["recovered"] is True
+    assert api.get("/events/log?since=35").json()["events"] == []
+    assert api.get("/events/log?since=0").json()["recovered"] is True
+    assert api.get("/events/log?epoch=" + "x" * 40).json()["field"] == "epoch"

@@ -16,7 +16,7 @@ def test_checkin_returns_token_and_normalised_scope(api: Api) -> None:
     )
     assert re.fullmatch(r"[0-9a-f]{64}", body["session_token"])
     assert body["status"] == "active"
-    assert body["declared_files"] == ["src/api", "x.py"]
+    assert body["declared_files"] == ["src/api/", "x.py"]  # a trailing "/" is kept: a directory
     assert body["heartbeat_interval_seconds"] == 30
     assert body["heartbeat_ttl_seconds"] == 120
     assert body["expires_at"].endswith("Z")
@@ -173,6 +173,7 @@ def test_conflict_check_changes_nothing_and_leaves_out_the_caller(api: Api) -> N
             "pattern": "src/api/routes.py",
             "their_pattern": "src/api/routes.py",
             "example": "src/api/routes.py",
+            "certain": True,
         }
     ]
     anonymous = api.post("/conflicts/check", {"patterns": ["src/**"]})

@@ -33,14 +33,25 @@ def test_history_is_pruned_by_count_and_older_since_gets_a_fresh_snapshot(
         snap = ws.receive_json()
         assert snap["type"] == "presence.snapshot" and snap["offset"] == 12
         assert len(snap["data"]["sessions"]) == 12
-        assert ws.receive_json() == {"type": "replay.complete", "recovered": False, "offset": 12}
+        epoch = snap["epoch"]
+        assert ws.receive_json() == {
+            "type": "replay.complete",
+            "recovered": False,
+            "offset": 12,
+            "epoch": epoch,
+        }
         api.checkin(agent_name="live")
         assert ws.receive_json()["offset"] == 13
 
     # Five kept (9-13 once the pruner has seen offset 13): since=8 is just inside.
     with _ws(api, "?since=8") as ws:
         assert [ws.receive_json()["offset"] for _ in range(5)] == [9, 10, 11, 12, 13]
-        assert ws.receive_json() == {"type": "replay.complete", "recovered": True, "offset": 13}
+        assert ws.receive_json() == {
+            "type": "replay.complete",
+            "recovered": True,
+            "offset": 13,
+            "epoch": epoch,
+        }
 
 
 def test_history_is_pruned_by_age(app_factory: Any, sqlite_url: str) -> None:
@@ -52,11 +63,23 @@ def test_history_is_pruned_by_age(app_factory: Any, sqlite_url: str) -> None:
         api.checkin(agent_name=f"a{i}")
     assert wait_for(lambda: api.events() == [], timeout=10)
     with _ws(api, "?since=1") as ws:
-        assert ws.receive_json()["type"] == "presence.snapshot"
-        assert ws.receive_json() == {"type": "replay.complete", "recovered": False, "offset": 3}
+        snap = ws.receive_json()
+        assert snap["type"] == "presence.snapshot"
+        epoch = snap["epoch"]
+        assert ws.receive_json() == {
+            "type": "replay.complete",
+            "recovered": False,
+            "offset": 3,
+            "epoch": epoch,
+        }
     # Up to date: nothing was missed, even though nothing is kept.
     with _ws(api, "?since=3") as ws:
-        assert ws.receive_json() == {"type": "replay.complete", "recovered": True, "offset": 3}
+        assert ws.receive_json() == {
+            "type": "replay.complete",
+            "recovered": True,
+            "offset": 3,
+            "epoch": epoch,
+        }
         api.checkin(agent_name="next")
         assert ws.receive_json()["offset"] == 4
 

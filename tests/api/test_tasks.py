@@ -36,7 +36,7 @@ def test_create_get_and_list_with_filters_and_pages(api: Api) -> None:
     assert child["task_id"].startswith("task_")
     assert child["title"] == "write docs"
     assert child["status"] == "pending" and child["priority"] == 2
-    assert child["paths"] == ["docs", "docs/**/*.md"]
+    assert child["paths"] == ["docs/", "docs/**/*.md"]  # a trailing "/" is kept: a directory
     assert child["depends_on"] == [parent["task_id"]]
     assert parent["created_by"] == "alice" and child["created_by"] is None
     got = api.get(f"/tasks/{child['task_id']}").json()
@@ -65,9 +65,12 @@ BAD_TASKS: list[tuple[dict[str, Any], str]] = [
     ({"title": "t", "priority": "high"}, "priority"),
     ({"title": "t", "paths": ["/abs"]}, "paths"),
     ({"title": "t", "paths": ["a/../b"]}, "paths"),
+    ({"title": "t", "colour": "red"}, "colour"),
+]
+# Well-formed, but naming a task that does not exist: 404 naming the field.
+UNKNOWN_REFERENCES: list[tuple[dict[str, Any], str]] = [
     ({"title": "t", "depends_on": ["task_nope"]}, "depends_on"),
     ({"title": "t", "parent_id": "task_nope"}, "parent_id"),
-    ({"title": "t", "colour": "red"}, "colour"),
 ]
 
 
@@ -78,6 +81,10 @@ def test_bad_task_input_is_a_400_naming_the_field_and_changes_nothing(api: Api) 
         assert r.status_code == 400, (body, r.text)
         assert r.json()["error"]["code"] == "VALIDATION_ERROR"
         assert r.json()["field"] == field, body
+    for body, field in UNKNOWN_REFERENCES:
+        r = api.post("/tasks", body)
+        assert r.status_code == 404, (body, r.text)
+        assert r.json()["error"]["code"] == "NOT_FOUND" and r.json()["field"] == field, body
     assert api.get("/tasks").json()["total"] == 0
     assert api.events() == before
 
@@ -177,12 +184,12 @@ def test_status_machine_refuses_a_transition_naming_the_allowed_ones(api: Api) -
     task = _task(api)
     tid = task["task_id"]
     r = api.post(f"/tasks/{tid}/status", {"status": "done"})
-    assert r.status_code == 400
+    assert r.status_code == 409 and r.json()["error"]["code"] == "CONFLICT"
     body = r.json()
     assert body["field"] == "status" and body["allowed"] == ["blocked", "cancelled"]
     assert "blocked, cancelled" in body["error"]["message"]
     r = api.post(f"/tasks/{tid}/status", {"status": "in_progress"})
-    assert r.status_code == 400 and "claim" in r.json()["error"]["message"]
+    assert r.status_code == 409 and "claim" in r.json()["error"]["message"]
     r = api.post(f"/tasks/{tid}/status", {"status": "sleeping"})
     assert r.status_code == 400 and r.json()["field"] == "status"
     r = api.post(f"/tasks/{tid}/status", {"status": "blocked", "note": "waiting on infra"})
@@ -190,7 +197,7 @@ def test_status_machine_refuses_a_transition_naming_the_allowed_ones(api: Api) -
     assert api.post(f"/tasks/{tid}/status", {"status": "pending"}).status_code == 200
     assert api.post(f"/tasks/{tid}/status", {"status": "cancelled"}).status_code == 200
     r = api.post(f"/tasks/{tid}/status", {"status": "pending"})
-    assert r.status_code == 400 and r.json()["allowed"] == []
+    assert r.status_code == 409 and r.json()["allowed"] == []
     changes = [
         (e["data"]["from"], e["data"]["to"]) for e in api.events() if e["type"] == "task.status"
     ]

@@ -96,8 +96,14 @@ def test_warn_mode_reports_each_conflict_and_lets_the_commit_through(
     assert head(bob, env_b) != before
     lines = [line for line in done.stderr.splitlines() if line.startswith("agentlanes:")]
     # Both sides of the rename and the deletion are checked; bob's own claim is left out.
-    assert "agentlanes: src/api/old.py is claimed by alice (their pattern src/api/**)" in lines
-    assert "agentlanes: src/api/gone.py is claimed by alice (their pattern src/api/**)" in lines
+    assert (
+        "agentlanes: src/api/old.py is claimed by alice for certain (their pattern src/api/**)"
+        in lines
+    )
+    assert (
+        "agentlanes: src/api/gone.py is claimed by alice for certain (their pattern src/api/**)"
+        in lines
+    )
     assert not any("lib/new.py" in line or "docs/b.md" in line for line in lines)
     assert any("commit allowed (warn mode)" in line for line in lines)
     assert not any("no active session" in line for line in lines)
@@ -120,7 +126,7 @@ def test_block_mode_refuses_and_says_how_past(agent_server: ServerProcess, tmp_p
     refused = git(bob, env_b, "commit", "-q", "-m", "blocked", check=False)
     assert refused.returncode != 0 and head(bob, env_b) == before
     assert (
-        "agentlanes: src/api/new.py is claimed by alice (their pattern src/api/**)"
+        "agentlanes: src/api/new.py is claimed by alice for certain (their pattern src/api/**)"
         in refused.stderr
     )
     assert "no active session" in refused.stderr  # bob never checked in
@@ -170,3 +176,20 @@ def test_ended_session_is_reported_and_pre_commit_framework_entry(
     assert "src/api/z.py is claimed by alice" in ran.stderr
     config = (Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text()
     assert "entry: lanes hook run" in config and "pass_filenames: false" in config
+
+
+def test_a_literal_above_a_staged_path_blocks_for_certain(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """A staged file exists, so the directories above it exist: carol's 'docs'
+    (no trailing '/', so maybe a file) claims docs/new.md for certain."""
+    _, env_a, bob, env_b = setup_project(agent_server, tmp_path, "block")
+    carol = make_repo(tmp_path / "carol", env_a)
+    lanes_json(carol, env_a, "checkin", "--agent", "carol", "--files", "docs")
+    write_files(bob, "docs/new.md")
+    git(bob, env_b, "add", ".")
+    refused = git(bob, env_b, "commit", "-q", "-m", "docs", check=False)
+    assert refused.returncode != 0, refused.stderr
+    assert "docs/new.md is claimed by carol for certain (their pattern docs" in refused.stderr
+    assert "1 other session(s) hold these paths for certain" in refused.stderr
+    no_traceback(refused)

@@ -114,7 +114,9 @@ def test_a_client_that_stops_reading_is_closed_with_4008_and_others_keep_up(
         ) as again:
             rest = [(await _recv(again))["offset"] for _ in range(last - resume)]
             assert rest == list(range(resume + 1, last + 1))
-            assert (await _recv(again)) == {
+            done = await _recv(again)
+            assert isinstance(done.pop("epoch"), str)  # replay.complete names the history
+            assert done == {
                 "type": "replay.complete",
                 "recovered": True,
                 "offset": last,

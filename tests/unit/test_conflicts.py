@@ -18,7 +18,10 @@ def test_reports_file_overlap_with_example() -> None:
             agent_name="agent-s1",
             declared_area=None,
             overlapping_area=False,
-            overlapping_files=(FileOverlap("src/**/*.ts", "src/api/**", "src/api/a.ts"),),
+            overlapping_files=(
+                FileOverlap("src/**/*.ts", "src/api/**", "src/api/a.ts", True, None),
+            ),
+            certain=True,
         )
     ]
 
@@ -37,18 +40,20 @@ def test_area_and_files_in_one_conflict() -> None:
     detector = ConflictDetector([scope("s1", "a/**", area="x")])
     [conflict] = detector.find(declared_area="x", patterns=["a/b"])
     assert conflict.overlapping_area
-    assert conflict.overlapping_files == (FileOverlap("a/b", "a/**", "a/b"),)
+    assert conflict.overlapping_files == (FileOverlap("a/b", "a/**", "a/b", True, None),)
 
 
 def test_paths_are_concrete_and_reported_as_their_own_example() -> None:
+    """A staged path is a file that exists, so the directories above it exist:
+    'src/api' claims 'src/api/h.py' for certain."""
     detector = ConflictDetector(
         [scope("s1", "src/api"), scope("s2", "**/*.md"), scope("s3", "src/[x].py")]
     )
     conflicts = detector.find(paths=["src/api/h.py", "README.md", "src/[x].py", "src/x.py"])
     assert [(c.session_id, c.overlapping_files) for c in conflicts] == [
-        ("s1", (FileOverlap("src/api/h.py", "src/api", "src/api/h.py"),)),
-        ("s2", (FileOverlap("README.md", "**/*.md", "README.md"),)),
-        ("s3", (FileOverlap("src/x.py", "src/[x].py", "src/x.py"),)),
+        ("s1", (FileOverlap("src/api/h.py", "src/api", "src/api/h.py", True, None),)),
+        ("s2", (FileOverlap("README.md", "**/*.md", "README.md", True, None),)),
+        ("s3", (FileOverlap("src/x.py", "src/[x].py", "src/x.py", True, None),)),
     ]
 
 
@@ -131,21 +136,33 @@ def test_a_broad_patterns_answer_is_kept_and_follows_sessions() -> None:
     walk = detector._overlaps_of
     detector._overlaps_of = lambda cp: walks.append(cp) or walk(cp)  # type: ignore[method-assign]
 
-    def answer() -> list[tuple[str, tuple[FileOverlap, ...]]]:
-        return [(c.session_id, c.overlapping_files) for c in detector.find(patterns=["**/*.md"])]
+    def answer() -> list[tuple[str, bool, tuple[FileOverlap, ...]]]:
+        return [
+            (c.session_id, c.certain, c.overlapping_files)
+            for c in detector.find(patterns=["**/*.md"])
+        ]
 
-    assert answer() == [("s1", (FileOverlap("**/*.md", "docs", "docs/a.md"),))]
+    # 'docs' may be a file: the overlap holds only if it is a directory.
+    maybe_docs = FileOverlap("**/*.md", "docs", "docs/a.md", False, "docs")
+    assert answer() == [("s1", False, (maybe_docs,))]
     detector.add(scope("s2", "src/*.py", "web/**"))
-    detector.add(scope("s3", "docs", "x/*.txt"))
+    detector.add(scope("s3", "docs/", "x/*.txt"))
     assert answer() == [
-        ("s1", (FileOverlap("**/*.md", "docs", "docs/a.md"),)),
-        ("s2", (FileOverlap("**/*.md", "web/**", "web/a.md"),)),
-        ("s3", (FileOverlap("**/*.md", "docs", "docs/a.md"),)),
+        ("s1", False, (maybe_docs,)),
+        ("s2", True, (FileOverlap("**/*.md", "web/**", "web/a.md", True, None),)),
+        ("s3", True, (FileOverlap("**/*.md", "docs/", "docs/a.md", True, None),)),
     ]
     detector.remove("s1")
     detector.remove("s2")
-    assert answer() == [("s3", (FileOverlap("**/*.md", "docs", "docs/a.md"),))]
+    assert answer() == [("s3", True, (FileOverlap("**/*.md", "docs/", "docs/a.md", True, None),))]
+    detector.add(scope("s4", "docs/index.md"))
+    assert answer()[-1] == (
+        "s4",
+        True,
+        (FileOverlap("**/*.md", "docs/index.md", "docs/index.md", True, None),),
+    )
     detector.remove("s3")
+    detector.remove("s4")
     assert answer() == []
     assert len(walks) == 1  # one walk of the index; the rest came from the kept answer
 
@@ -183,3 +200,37 @@ def test_kept_answers_stay_within_their_budget() -> None:
     detector.find(patterns=["*/**"])  # 2 more: 8, the least recently used goes
     assert list(detector._kept) == ["src/**", "**", "{**,x}", "*/**"]
     assert detector.find(patterns=["**/*.md"])[0].session_id == "s1"  # rebuilt, exact
+
+
+def test_a_conflict_is_certain_by_its_area_or_by_one_certain_overlap() -> None:
+    detector = ConflictDetector(
+        [
+            scope("s1", "package.json", area="x"),
+            scope("s2", "package.json"),
+            scope("s3", "Makefile", "src/a.py"),
+            scope("s4", "package.json/"),
+        ]
+    )
+    found = {c.session_id: c for c in detector.find(declared_area="x", patterns=["**/*.py"])}
+    maybe = FileOverlap("**/*.py", "package.json", "package.json/a.py", False, "package.json")
+    assert (found["s1"].certain, found["s1"].overlapping_files) == (True, (maybe,))
+    assert (found["s2"].certain, found["s2"].overlapping_files) == (False, (maybe,))
+    assert found["s3"].certain
+    assert found["s3"].overlapping_files == (
+        FileOverlap("**/*.py", "Makefile", "Makefile/a.py", False, "Makefile"),
+        FileOverlap("**/*.py", "src/a.py", "src/a.py", True, None),
+    )
+    # Said to be a directory: certain.
+    assert found["s4"].overlapping_files == (
+        FileOverlap("**/*.py", "package.json/", "package.json/a.py", True, None),
+    )
+    assert found["s4"].certain
+    wire = found["s2"].overlapping_files[0]._asdict()
+    assert wire == {
+        "pattern": "**/*.py",
+        "their_pattern": "package.json",
+        "example": "package.json/a.py",
+        "certain": False,
+        "if_directory": "package.json",
+    }
+    assert "if_directory" not in found["s3"].overlapping_files[1]._asdict()

@@ -10,100 +10,147 @@ from agentlanes.domain.patterns import (
     PatternError,
     PatternLimits,
     claims,
+    claims_for_certain,
     clear_caches,
     compile_pattern,
     normalise_path,
     normalise_pattern,
+    overlap,
     overlap_example,
 )
 
-# (a, b, overlaps). Every overlap's example is checked against both patterns.
+# (a, b, verdict): "certain" (some path both claim without reading a slash-less
+# literal as a directory), None (no overlap at all), or the prefix that must be
+# a directory for them to overlap (the example's `if_directory`). Every example
+# is checked against both patterns under the reading its verdict names.
+CERTAIN = "certain"
 HARD_CASES = [
-    # Two different segments with one same word (a literal and a one-letter class).
-    ("a/[a]", "a/[a]/b", True),
-    ("src/[s]rc", "src/[s]rc/*.py", True),
-    ("*/.a/[.]a", "a/.a/.a/q", True),
+    # Two different segments with one same word (a literal and a one-letter class):
+    # a segment matching exactly one word is a literal, so it may be a directory.
+    ("a/[a]", "a/[a]/b", "a/a"),
+    ("a/[a]", "a/a", CERTAIN),
+    ("src/[s]rc", "src/[s]rc/*.py", "src/src"),
+    ("*/.a/[.]a", "a/.a/.a/q", "a/.a/.a"),
     # The ones that matching each pattern against the other as a path misses.
-    ("src/**/*.ts", "src/api/**", True),
-    ("*.py", "test_*", True),
-    ("src/a*", "src/*b", True),
-    ("src/?.py", "src/[ab].py", True),
-    ("{src,lib}/*.py", "lib/x*", True),
-    ("src/{api,web}/**", "src/web/index.ts", True),
-    ("**/*.ts", "src/**/api/*", True),
-    ("src/**/test_*.py", "src/api/**/*_x.py", True),
-    ("a/**/b/**/c", "a/b/c", True),
-    ("a/**/b/**/c", "a/x/b/y/z/c", True),
-    ("*/b", "a/*", True),
-    # Literal directories claim what lies below them.
-    ("src/api", "src/api/handlers.py", True),
-    ("src/api", "src/*/x.py", True),
-    ("src/api/", "src/api/deep/er/x", True),
-    ("Makefile", "Makefile", True),
-    ("src/api", "src/apis/x.py", False),
-    ("src/*", "src/api/x.py", False),  # '*' stops at '/', and src/* has a wildcard
-    ("{a,b*}", "a/x", True),  # the 'a' alternative claims below
-    ("{a,b*}", "bb/x", False),
+    ("src/**/*.ts", "src/api/**", CERTAIN),
+    ("*.py", "test_*", CERTAIN),
+    ("src/a*", "src/*b", CERTAIN),
+    ("src/?.py", "src/[ab].py", CERTAIN),
+    ("{src,lib}/*.py", "lib/x*", CERTAIN),
+    ("src/{api,web}/**", "src/web/index.ts", CERTAIN),
+    ("**/*.ts", "src/**/api/*", CERTAIN),
+    ("src/**/test_*.py", "src/api/**/*_x.py", CERTAIN),
+    ("a/**/b/**/c", "a/b/c", CERTAIN),
+    ("a/**/b/**/c", "a/x/b/y/z/c", CERTAIN),
+    ("*/b", "a/*", CERTAIN),
+    # File or directory: a slash-less literal claims below itself only if it is a
+    # directory; a trailing '/' says it is one.
+    ("package.json", "**/*.py", "package.json"),
+    ("Makefile", "**/*.mk", "Makefile"),
+    ("src/api", "src/api/x.py", "src/api"),
+    ("src/api/", "src/api/x.py", CERTAIN),
+    ("src/api", "src/api/handlers.py", "src/api"),
+    ("src/api", "src/*/x.py", "src/api"),
+    ("src/api/", "src/*/x.py", CERTAIN),
+    ("src/api/", "src/api/deep/er/x", CERTAIN),
+    ("src/api", "src/api/", CERTAIN),  # both claim src/api itself
+    ("src/api", "src/api/**", "src/api"),  # 'src/api/**' needs a segment below
+    ("src/api/", "src/api/**", CERTAIN),
+    ("src/api/", "src/api", CERTAIN),
+    ("docs", "docs/**/*.md", "docs"),
+    ("docs/", "docs/**/*.md", CERTAIN),
+    ("**/node_modules", "**/*.js", "node_modules"),
+    ("**/node_modules/", "**/*.js", CERTAIN),
+    ("src", "src/api", "src"),  # two literals: src/api lies below src
+    ("src/api", "src/api/v1", "src/api"),
+    ("a/b", "a/b/c/d", "a/b"),
+    ("src/*/", "src/api/x.py", CERTAIN),  # a wildcard directory claims below too
+    ("src/*", "src/api/x.py", None),  # '*' stops at '/', and src/* has a wildcard
+    ("src/*/", "src/api", CERTAIN),
+    ("{src/,lib}", "src/x/y", CERTAIN),  # braces first: 'src/' is a directory
+    ("{src/,lib}", "lib/x/y", "lib"),
+    ("**/", "README.md", CERTAIN),
+    ("Makefile", "Makefile", CERTAIN),
+    ("src/api", "src/apis/x.py", None),
+    ("src/api/", "src/apis/x.py", None),
+    ("{a,b*}", "a/x", "a"),  # the 'a' alternative claims below if a directory
+    ("{a,b*}", "bb/x", None),
     # Segment counts.
-    ("x/?", "x/??", False),
-    ("x/*", "x/*/*", False),
-    ("x/**", "x/*.py", True),
-    ("x/**", "x", True),  # not 'x' itself ('x/**' needs a segment below), but 'x/a'
-    ("x/**", "x*", False),
-    ("x/**", "x/y", True),
-    ("**", "a", True),
-    ("**/**", "**", True),
-    ("a/**/**", "a?", False),
-    ("**/a/**", "a", True),  # via the claim rule on 'a': a/x
-    ("**/a/**", "a/*.py", True),
+    ("x/?", "x/??", None),
+    ("x/*", "x/*/*", None),
+    ("x/**", "x/*.py", CERTAIN),
+    ("x/**", "x", "x"),  # not 'x' itself ('x/**' needs a segment below), but 'x/a'
+    ("x/**", "x/", CERTAIN),
+    ("x/**", "x*", None),
+    ("x/**", "x/y", CERTAIN),
+    ("**", "a", CERTAIN),
+    ("**/**", "**", CERTAIN),
+    ("a/**/**", "a?", None),
+    ("**/a/**", "a", "a"),  # via 'a' as a directory: a/x
+    ("**/a/**", "a/*.py", CERTAIN),
     # Dotfiles: DOTGLOB lets wildcards match a leading dot.
-    ("*", ".env", True),
-    ("**/*", ".github/workflows/ci.yml", True),
-    ("?", "[.]", False),  # '.' is not a valid path segment
-    ("??", "[.][.]", False),
-    ("a/?/b", "a/[.]/b", False),
-    ("??", ".?", True),
-    ("[.]*", "*", True),
+    ("*", ".env", CERTAIN),
+    ("**/*", ".github/workflows/ci.yml", CERTAIN),
+    ("?", "[.]", None),  # '.' is not a valid path segment
+    ("??", "[.][.]", None),
+    ("a/?/b", "a/[.]/b", None),
+    ("??", ".?", CERTAIN),
+    ("[.]*", "*", CERTAIN),
     # Classes and negated classes.
-    ("[!a]", "[a]", False),
-    ("[!a]", "?", True),
-    ("[a-c]x", "[c-e]?", True),
-    ("[a-c]x", "[d-f]?", False),
-    ("[[:digit:]]", "[!0-8]", True),
-    ("[[:alpha:]]", "[0-9]", False),
-    ("[^a]", "a", False),
+    ("[!a]", "[a]", None),
+    ("[!a]", "?", CERTAIN),
+    ("[a-c]x", "[c-e]?", CERTAIN),
+    ("[a-c]x", "[d-f]?", None),
+    ("[[:digit:]]", "[!0-8]", CERTAIN),
+    ("[[:alpha:]]", "[0-9]", None),
+    ("[^a]", "a", None),
     # Escapes are literal.
-    ("a\\*", "a*", True),
-    ("a\\*", "ab", False),
-    ("\\[x\\]", "[[]x[]]", True),
+    ("a\\*", "a*", CERTAIN),
+    ("a\\*", "ab", None),
+    ("a\\*", "*/b", "a*"),
+    ("\\[x\\]", "[[]x[]]", CERTAIN),
     # Braces, nested and ranges.
-    ("{a,{b,c}}/x", "c/*", True),
-    ("file{1..3}.txt", "file2.txt", True),
-    ("file{1..3}.txt", "file4.txt", False),
-    ("src/{,lib/}x.py", "src/x.py", True),
-    ("src/{,lib/}x.py", "src/lib/*", True),
+    ("{a,{b,c}}/x", "c/*", CERTAIN),
+    ("file{1..3}.txt", "file2.txt", CERTAIN),
+    ("file{1..3}.txt", "file4.txt", None),
+    ("src/{,lib/}x.py", "src/x.py", CERTAIN),
+    ("src/{,lib/}x.py", "src/lib/*", CERTAIN),
     # Case-sensitive.
-    ("README.md", "readme.md", False),
+    ("README.md", "readme.md", None),
     # Disjoint.
-    ("docs/*.md", "src/**", False),
-    ("*.py", "**/*.md", False),
-    ("*.py", "*.pyc", False),
-    ("**/*.py", "**/*.pyc", False),
-    ("a*b*c", "*d*", True),
-    ("a*b", "*c", False),
+    ("docs/*.md", "src/**", None),
+    ("*.py", "**/*.md", None),
+    ("*.py", "*.pyc", None),
+    ("**/*.py", "**/*.pyc", None),
+    ("a*b*c", "*d*", CERTAIN),
+    ("a*b", "*c", None),
 ]
 
 
-@pytest.mark.parametrize(("a", "b", "expected"), HARD_CASES)
-def test_hard_case_overlap_is_exact_symmetric_and_proved(a: str, b: str, expected: bool) -> None:
+@pytest.mark.parametrize(("a", "b", "verdict"), HARD_CASES)
+def test_hard_case_overlap_is_exact_symmetric_and_proved(
+    a: str, b: str, verdict: str | None
+) -> None:
     a, b = normalise_pattern(a), normalise_pattern(b)
-    example = overlap_example(a, b)
-    assert (example is not None) == expected
-    assert overlap_example(b, a) == example
-    if example is not None:
-        assert normalise_path(example) == example
-        assert claims(a, example), (a, example)
-        assert claims(b, example), (b, example)
+    found = overlap(a, b)
+    assert overlap(b, a) == found
+    assert (overlap_example(a, b) is not None) == (verdict is not None)
+    if verdict is None:
+        assert found is None
+        return
+    assert found is not None
+    example = found.example
+    assert normalise_path(example) == example
+    assert claims(a, example) and claims(b, example), (a, b, example)
+    if verdict == CERTAIN:
+        assert found.certain and found.if_directory is None, found
+        assert claims_for_certain(a, example), (a, example)
+        assert claims_for_certain(b, example), (b, example)
+    else:
+        assert not found.certain, found
+        assert found.if_directory == verdict, found
+        assert example.startswith(verdict + "/"), found
+        assert not (claims_for_certain(a, example) and claims_for_certain(b, example))
 
 
 @pytest.mark.parametrize("first", ["bar", "brace"])
@@ -185,11 +232,12 @@ def test_a_long_pattern_keeps_short_shape_names() -> None:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("  src/api/  ", "src/api"),
+        ("  src/api/  ", "src/api/"),  # a trailing '/' is kept: a directory
+        ("src/api//", "src/api/"),
         ("./src//api///x.py", "src/api/x.py"),
         ("././a", "a"),
         (".//a", "a"),
-        ("src/**/", "src/**"),
+        ("src/**/", "src/**/"),
     ],
 )
 def test_normalise_pattern_trims_dots_and_slashes(raw: str, expected: str) -> None:
@@ -206,6 +254,10 @@ def test_normalise_pattern_trims_dots_and_slashes(raw: str, expected: str) -> No
         ("src/../etc", "'..'"),
         ("..", "'..'"),
         ("a/./b", "'.'"),
+        (".", "'.'"),
+        ("a/.", "'.'"),
+        ("a/./", "'.'"),
+        ("{.,a}/x", "'.'"),
         ("a\x00b", "NUL"),
         ("a" * 1025, "longer than 1024"),
         ("*" * 33, "more than 32 wildcards"),
@@ -241,9 +293,31 @@ def test_escaped_wildcards_do_not_count_against_the_limit() -> None:
 
 def test_normalise_path_is_literal_and_checked() -> None:
     assert normalise_path("./src//[x].py") == "src/[x].py"
-    for raw in ("", "/a", "a/../b", "a\x00", "b" * 2000):
+    assert normalise_path("src/a.py/") == "src/a.py"  # a concrete file: '/' means nothing
+    for raw in ("", "/a", "a/../b", "a/./b", "a\x00", "b" * 2000):
         with pytest.raises(PatternError):
             normalise_path(raw)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected", "for_certain"),
+    [
+        ("src/api", "src/api", True, True),
+        ("src/api", "src/api/x/y.py", True, False),  # only if src/api is a directory
+        ("src/api/", "src/api/x/y.py", True, True),
+        ("src/api/", "src/api", True, True),
+        ("src/*/", "src/api/x", True, True),
+        ("{docs/,src}", "docs/x", True, True),
+        ("{docs/,src}", "src/x", True, False),
+        ("Makefile", "Makefile/a.mk", True, False),
+    ],
+)
+def test_claims_for_certain_reads_no_literal_as_a_directory(
+    pattern: str, path: str, expected: bool, for_certain: bool
+) -> None:
+    pattern = normalise_pattern(pattern)
+    assert claims(pattern, path) is expected
+    assert claims_for_certain(pattern, path) is for_certain
 
 
 @pytest.mark.parametrize(

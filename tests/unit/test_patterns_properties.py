@@ -1,9 +1,11 @@
 """Property tests: the overlap engine against wcmatch's own ``globmatch``.
 
 The oracle below is the SPEC claim rule written directly on wcmatch and
-bracex, sharing no code with the engine: a path is claimed when
-``globmatch`` says so, or when it lies below a path matched by a brace
-alternative whose last segment has no wildcard.
+bracex, sharing no code with the engine. For each brace alternative: a path
+is claimed when ``globmatch`` says so (a trailing ``/`` set aside), or when it
+lies below a path the alternative matches and the alternative ends with
+``/`` (strict and wide readings), or its last segment has no wildcard (the
+wide reading only: that literal may be a directory).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from typing import Any
 
 import bracex
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from wcmatch import glob
 
@@ -22,13 +24,18 @@ from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.domain.patterns import (
     GLOBSTAR,
     Automaton,
+    Overlap,
     PatternError,
     _after_literal,
     _search,
     claims,
+    claims_for_certain,
+    claims_strictly,
     compile_pattern,
+    compile_strict,
     normalise_path,
     normalise_pattern,
+    overlap,
     overlap_example,
 )
 
@@ -36,19 +43,75 @@ FLAGS = glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX
 _UNESCAPED_WILDCARD = re.compile(r"(?<!\\)[*?\[]")
 
 
-def oracle_claims(pattern: str, path: str) -> bool:
-    if glob.globmatch(path, pattern, flags=FLAGS):
-        return True
+def _oracle_alternatives(pattern: str) -> list[str]:
+    return [
+        alt
+        for alt in (re.sub("/+", "/", a) for a in bracex.expand(pattern, keep_escapes=True))
+        if alt
+    ]
+
+
+def oracle_claims(
+    pattern: str, path: str, *, wide: bool = True, directory: str | None = None
+) -> bool:
+    """SPEC's claim. ``wide``: a slash-less literal may be a directory; with
+    ``directory``, only the literals matching it or one of its parents are."""
     segs = path.split("/")
     parents = ["/".join(segs[:k]) for k in range(1, len(segs))]
-    for alt in bracex.expand(pattern, keep_escapes=True):
-        alt = re.sub("/+", "/", alt)
-        last = alt.split("/")[-1]
-        if _UNESCAPED_WILDCARD.search(last) is None and any(
-            glob.globmatch(p, alt, flags=FLAGS & ~glob.BRACE) for p in parents
-        ):
+    for alt in _oracle_alternatives(pattern):
+        body = alt.removesuffix("/")
+        if glob.globmatch(path, body, flags=FLAGS & ~glob.BRACE):
+            return True
+        last = body.split("/")[-1]
+        if alt.endswith("/"):
+            below = parents
+        elif wide and _UNESCAPED_WILDCARD.search(last) is None:
+            below = parents
+            if directory is not None:
+                below = [p for p in parents if directory == p or directory.startswith(p + "/")]
+        else:
+            continue
+        if any(glob.globmatch(p, body, flags=FLAGS & ~glob.BRACE) for p in below):
             return True
     return False
+
+
+def oracle_verdict(a: str, b: str, universe: list[str]) -> str | None:
+    """ "certain", "if_directory" or None, by brute force over ``universe``."""
+    wide = None
+    for u in universe:
+        if oracle_claims(a, u, wide=False) and oracle_claims(b, u, wide=False):
+            return "certain"
+        if wide is None and oracle_claims(a, u) and oracle_claims(b, u):
+            wide = "if_directory"
+    return wide
+
+
+def check_overlap_is_proved(a: str, b: str) -> Overlap | None:
+    """The engine's answer for (a, b), each of its claims checked by the oracle."""
+    found = overlap(a, b)
+    assert overlap(b, a) == found
+    if found is None:
+        assert overlap_example(a, b) is None
+        return None
+    example = found.example
+    assert normalise_path(example) == example
+    if found.certain:
+        assert found.if_directory is None
+        assert oracle_claims(a, example, wide=False), (a, b, found)
+        assert oracle_claims(b, example, wide=False), (a, b, found)
+    else:
+        d = found.if_directory
+        assert d is not None and example.startswith(d + "/"), (a, b, found)
+        assert oracle_claims(a, example, directory=d), (a, b, found)
+        assert oracle_claims(b, example, directory=d), (a, b, found)
+        # ... and no shorter prefix would do: the one named is what is needed.
+        parent = d.rpartition("/")[0] or None
+        assert not (
+            oracle_claims(a, example, directory=parent, wide=parent is not None)
+            and oracle_claims(b, example, directory=parent, wide=parent is not None)
+        ), (a, b, found)
+    return found
 
 
 # Small alphabets so that overlaps are common and near-misses are many.
@@ -90,20 +153,59 @@ SLOW = settings(
 
 @FAST
 @given(pattern, pattern)
-def test_every_example_is_claimed_by_both_under_wcmatch(a: str, b: str) -> None:
-    example = overlap_example(a, b)
-    if example is not None:
-        assert normalise_path(example) == example
-        assert oracle_claims(a, example), (a, b, example)
-        assert oracle_claims(b, example), (a, b, example)
+def test_every_example_is_claimed_by_both_under_its_reading(a: str, b: str) -> None:
+    """A certain example is claimed by both under the strict reading; an uncertain
+    one lies below its if_directory and is claimed by both once that (and no
+    shorter prefix) is a directory."""
+    check_overlap_is_proved(a, b)
 
 
 @SLOW
 @given(pattern, pattern)
-def test_no_overlap_in_a_brute_force_universe_is_missed(a: str, b: str) -> None:
-    common = next((p for p in UNIVERSE if oracle_claims(a, p) and oracle_claims(b, p)), None)
-    if common is not None:
-        assert overlap_example(a, b) is not None, (a, b, common)
+def test_no_overlap_in_a_brute_force_universe_is_missed_or_understated(a: str, b: str) -> None:
+    """Brute force over a universe of paths: a certain path found there makes
+    the engine's overlap certain, a path both claim only if a literal is a
+    directory makes it report one, and an overlap the engine calls uncertain
+    has no certain path in the universe."""
+    verdict = oracle_verdict(a, b, UNIVERSE)
+    found = check_overlap_is_proved(a, b)
+    if verdict == "certain":
+        assert found is not None and found.certain, (a, b, found)
+    elif verdict == "if_directory":
+        assert found is not None, (a, b)
+    if found is not None and not found.certain:
+        assert verdict != "certain"
+
+
+# A domain small enough for brute force to be complete: at most two segments a
+# pattern (an optional trailing '/'), each from a few atoms. A shortest common
+# path then has at most five segments (each side's segments, and one below a
+# directory), and every segment two of these atoms share has a witness in WORDS.
+SMALL_SEGMENTS = ["a", "b", "*", "?", "[ab]", "a*", "*b", "**", "{a,b}", "{a,b*}"]
+WORDS = ["a", "b", "c", "ab"]
+COMPLETE = [
+    "/".join(parts) for depth in range(1, 6) for parts in itertools.product(WORDS, repeat=depth)
+]
+small_pattern = (
+    st.tuples(
+        st.lists(st.sampled_from(SMALL_SEGMENTS), min_size=1, max_size=2).map("/".join),
+        st.booleans(),
+    )
+    .map(lambda t: t[0] + "/" if t[1] else t[0])
+    .map(lambda raw: _valid_pattern(raw))
+    .filter(lambda p: p is not None)
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(small_pattern, small_pattern)
+def test_certain_uncertain_or_none_agrees_exactly_with_brute_force(a: str, b: str) -> None:
+    """The oracle decides certain / only if a directory / none by brute force
+    over every path of up to five segments of WORDS; the engine agrees exactly."""
+    found = check_overlap_is_proved(a, b)
+    engine = None if found is None else "certain" if found.certain else "if_directory"
+    event(f"verdict: {engine}")  # --hypothesis-show-statistics shows the mix
+    assert engine == oracle_verdict(a, b, COMPLETE), (a, b, found)
 
 
 @FAST
@@ -123,6 +225,12 @@ def test_claims_and_the_compiled_matcher_agree_with_wcmatch(p: str, raw: str) ->
     expected = oracle_claims(p, concrete)
     assert claims(p, concrete) is expected
     assert compile_pattern(p).claims(concrete) is expected
+    for_certain = oracle_claims(p, concrete, wide=False)
+    assert claims_for_certain(p, concrete) is for_certain
+    assert compile_strict(p).claims(concrete) is for_certain
+    assert claims_strictly(p, concrete) is for_certain  # the fast path, fixed tail first
+    if for_certain:
+        assert concrete.endswith(compile_strict(p).fixed_tail)
 
 
 @SLOW
@@ -133,6 +241,10 @@ def test_a_pattern_overlaps_each_path_it_claims(p: str, concrete: str) -> None:
     assume(as_pattern is not None)
     if oracle_claims(p, concrete):
         assert overlap_example(p, as_pattern) is not None
+    # The escaped path claims only itself for certain, so the overlap is certain
+    # exactly when the pattern claims the path for certain.
+    found = overlap(p, as_pattern)  # type: ignore[arg-type]
+    assert (found is not None and found.certain) is oracle_claims(p, concrete, wide=False)
 
 
 @SLOW
@@ -149,11 +261,23 @@ def test_detector_agrees_with_all_pairs(
     found = {c.session_id: c for c in detector.find(patterns=mine, paths=paths)}
     for s in scopes:
         pairs = {
-            (m, t) for m in dict.fromkeys(mine) for t in s.patterns if overlap_example(m, t)
-        } | {(p, t) for p in dict.fromkeys(paths) for t in s.patterns if oracle_claims(t, p)}
+            (m, t, o.certain)
+            for m in dict.fromkeys(mine)
+            for t in s.patterns
+            if (o := overlap(m, t)) is not None  # type: ignore[assignment]
+        } | {
+            # a staged path exists, so its parents are directories: always certain
+            (p, t, True)
+            for p in dict.fromkeys(paths)
+            for t in s.patterns
+            if oracle_claims(t, p)
+        }
         if pairs:
-            got = {(o.pattern, o.their_pattern) for o in found[s.session_id].overlapping_files}
+            conflict = found[s.session_id]
+            # (the examples may differ; each is checked in the test below)
+            got = {(o.pattern, o.their_pattern, o.certain) for o in conflict.overlapping_files}
             assert got == pairs
+            assert conflict.certain is any(p[2] for p in pairs)
         else:
             assert s.session_id not in found
 
@@ -182,14 +306,16 @@ def test_kept_answers_follow_sessions_coming_and_going(
     live = old[len(new) :] + new
     fresh = ConflictDetector(live)
 
-    def answer(d: ConflictDetector, **query: Any) -> list[tuple[str, bool, list[tuple[str, str]]]]:
+    def answer(
+        d: ConflictDetector, **query: Any
+    ) -> list[tuple[str, bool, bool, list[tuple[str, str, bool]]]]:
         found = []
         for c in d.find(patterns=mine, **query):
             for o in c.overlapping_files:
-                assert oracle_claims(o.pattern, o.example), o
-                assert oracle_claims(o.their_pattern, o.example), o
-            pairs = [(o.pattern, o.their_pattern) for o in c.overlapping_files]
-            found.append((c.session_id, c.overlapping_area, pairs))
+                assert oracle_claims(o.pattern, o.example, wide=not o.certain), o
+                assert oracle_claims(o.their_pattern, o.example, wide=not o.certain), o
+            pairs = [(o.pattern, o.their_pattern, o.certain) for o in c.overlapping_files]
+            found.append((c.session_id, c.overlapping_area, c.certain, pairs))
         return found
 
     for query in ({}, {"declared_area": "x", "exclude_session_id": live[-1].session_id}):
@@ -259,7 +385,7 @@ literal = (
         st.lists(st.sampled_from(LITERAL_SEGMENTS), min_size=1, max_size=4).map("/".join),
         st.booleans(),
     )
-    # '{,a/}': a brace keeps the trailing slash, an empty last segment no path has
+    # '{,a/}': a brace alternative with a trailing slash, a directory claim
     .map(lambda t: "{,%s/}" % t[0] if t[1] else t[0])  # noqa: UP031
     .map(_valid_pattern)
     .filter(lambda p: p is not None and compile_pattern(p).literal_run(compile_pattern(p).starts))
@@ -350,11 +476,17 @@ def test_detector_examples_are_claimed_by_both(
         for o in conflict.overlapping_files:
             assert (conflict.session_id, o.pattern, o.their_pattern) not in seen
             seen.add((conflict.session_id, o.pattern, o.their_pattern))
-            assert oracle_claims(o.their_pattern, o.example), o
             if o.pattern in paths:
-                assert o.example == o.pattern
+                assert o.example == o.pattern and o.certain
+                assert oracle_claims(o.their_pattern, o.example), o
+            elif o.certain:
+                assert oracle_claims(o.their_pattern, o.example, wide=False), o
+                assert oracle_claims(o.pattern, o.example, wide=False), o
             else:
-                assert oracle_claims(o.pattern, o.example), o
+                d = o.if_directory
+                assert d is not None and o.example.startswith(d + "/"), o
+                assert oracle_claims(o.their_pattern, o.example, directory=d), o
+                assert oracle_claims(o.pattern, o.example, directory=d), o
     expected = {
         (s.session_id, m, t)
         for s in scopes

@@ -1,52 +1,82 @@
-"""services.scope: the per-project detector, generated names, the pattern limits."""
+"""The per-project live projection and its detector, generated names, the pattern limits."""
 
 from __future__ import annotations
 
-from agentlanes.clock import utcnow
-from agentlanes.services.scope import DetectorCache
-from agentlanes.store.models import AgentSession
+from datetime import timedelta
+from typing import Any
+
+from agentlanes.clock import iso, utcnow
+from agentlanes.services.liveness import MemoryLiveness
+from agentlanes.services.projection import LiveProject, Projections
 
 
-def _session(sid: str, name: str, files: list[str], area: str | None = None) -> AgentSession:
+def _checkin(offset: int, sid: str, name: str, files: list[str], area: str | None = None) -> Any:
     now = utcnow()
-    return AgentSession(
-        id=sid, project_id=1, agent_name=name, declared_area=area, declared_files=files,
-        status="active", started_at=now, last_heartbeat_at=now, expires_at=now,
-    )  # fmt: skip
+    view = {
+        "session_id": sid, "agent_name": name, "declared_area": area, "declared_files": files,
+        "status_text": None, "meta": {}, "started_at": iso(now), "last_heartbeat_at": iso(now),
+        "expires_at": iso(now + timedelta(seconds=60)),
+    }  # fmt: skip
+    return {"offset": offset, "type": "agent.checkin", "data": {"session": view}}
 
 
-def test_cache_follows_added_changed_and_removed_sessions() -> None:
-    cache = DetectorCache()
-    a = _session("s1", "alice", ["src/**"])
-    b = _session("s2", "bob", ["docs/**"])
-    assert [c.agent_name for c in cache.find(1, [a, b], patterns=["src/x.py", "docs/a.md"])] == [
-        "alice",
-        "bob",
-    ]
-    b2 = _session("s2", "bob", ["web/**"])
-    assert [c.agent_name for c in cache.find(1, [a, b2], patterns=["docs/a.md"])] == []
-    assert [c.agent_name for c in cache.find(1, [b2], patterns=["src/x.py", "web/i.js"])] == ["bob"]
+def _names(project: LiveProject, **kw: Any) -> list[str]:
+    return [c.agent_name for c in project.find(list(project.sessions.values()), **kw)]
 
 
-def test_projects_are_kept_apart_and_the_cache_is_bounded() -> None:
-    cache = DetectorCache(max_projects=2)
-    for project_id in range(1, 5):
-        s = _session(f"s{project_id}", f"agent{project_id}", [f"p{project_id}/**"])
-        [c] = cache.find(project_id, [s], patterns=[f"p{project_id}/a"])
-        assert c.session_id == f"s{project_id}"
-    assert cache.find(9, [], patterns=["p1/a"]) == []
-    assert len(cache._entries) == 2
+def test_projection_follows_checkins_scope_changes_and_ends_by_offset() -> None:
+    project = LiveProject(1, 0, [])
+    assert project.apply(_checkin(1, "s1", "alice", ["src/**"]))
+    assert project.apply(_checkin(2, "s2", "bob", ["docs/**"]))
+    assert _names(project, patterns=["src/x.py", "docs/a.md"]) == ["alice", "bob"]
+    changed = _checkin(3, "s2", "bob", ["web/**"])
+    changed["type"] = "agent.status"
+    assert project.apply(changed)
+    assert _names(project, patterns=["docs/a.md"]) == []
+    assert project.apply({"offset": 4, "type": "agent.checkout", "data": {"session_id": "s1"}})
+    assert _names(project, patterns=["src/x.py", "web/i.js"]) == ["bob"]
+    # Offsets apply once and in order: a repeat is ignored, a gap refused.
+    assert project.apply(_checkin(2, "s9", "late", ["src/**"]))
+    assert "s9" not in project.sessions
+    assert not project.apply(_checkin(6, "s9", "late", ["src/**"]))
+    assert project.offset == 4
 
 
 def test_exclusions_by_session_and_by_name() -> None:
-    cache = DetectorCache()
-    live = [_session("s1", "alice", ["a/**"]), _session("s2", "bob", ["a/**"])]
-    assert [
-        c.agent_name for c in cache.find(1, live, patterns=["a/b"], exclude_session_id="s1")
-    ] == ["bob"]
-    assert [
-        c.agent_name for c in cache.find(1, live, patterns=["a/b"], exclude_agent_name="bob")
-    ] == ["alice"]
+    project = LiveProject(1, 0, [])
+    project.apply(_checkin(1, "s1", "alice", ["a/**"]))
+    project.apply(_checkin(2, "s2", "bob", ["a/**"]))
+    assert _names(project, patterns=["a/b"], exclude_session_id="s1") == ["bob"]
+    assert _names(project, patterns=["a/b"], exclude_agent_name="bob") == ["alice"]
+
+
+async def _overdue_left_out() -> None:
+    project = LiveProject(1, 0, [])
+    project.apply(_checkin(1, "s1", "alice", ["a/**"]))
+    project.apply(_checkin(2, "s2", "bob", ["a/**"]))
+    project.sessions["s1"].expires_at = utcnow() - timedelta(seconds=1)
+    liveness = MemoryLiveness(1.0)
+    live = await project.live(liveness, utcnow())
+    assert [s.agent_name for s in live] == ["bob"]
+    assert [c.agent_name for c in project.find(live, patterns=["a/b"])] == ["bob"]
+    # A heartbeat not yet written through keeps it live.
+    await liveness.beat(1, "s1", 60, floor=None)
+    live = await project.live(liveness, utcnow())
+    assert [c.agent_name for c in project.find(live, patterns=["a/b"])] == ["alice", "bob"]
+
+
+def test_overdue_sessions_are_left_out_unless_a_beat_keeps_them() -> None:
+    import asyncio
+
+    asyncio.run(_overdue_left_out())
+
+
+def test_projections_are_bounded() -> None:
+    projections = Projections(max_projects=2)
+    for project_id in range(1, 5):
+        projections._keep(LiveProject(project_id, 0, []))
+    assert projections.peek(1) is None and projections.peek(4) is not None
+    assert len(projections._projects) == 2
 
 
 def test_generated_names_avoid_live_names() -> None:

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Response, get, put
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.openapi.spec import OpenAPIType, Schema
+from litestar.params import FromQuery, JSONBody, PathParameter
 
+from agentlanes.api.answers import AgentList, AgentSaved, AgentView, answer
 from agentlanes.api.coordination_schemas import AgentBody
 from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import int_param
+from agentlanes.api.query import PageLimit, PageOffset, int_param
 from agentlanes.services import agents
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+AgentName = Annotated[
+    str,
+    PathParameter(
+        schema_extra={
+            "min_length": 1,
+            "max_length": 64,
+            "schema_not": Schema(type=OpenAPIType.STRING, pattern="[^A-Za-z0-9._-]"),
+            "description": "1-64 of A-Z a-z 0-9 . _ -",
+        }
+    ),
+]
 
 
 class AgentController(Controller):
@@ -24,9 +37,16 @@ class AgentController(Controller):
     tags = ["agents"]
     guards = [api_key_guard]
 
-    @put("/{name:str}", summary="Register or update an agent (201 created, 200 updated)")
+    @put(
+        "/{name:str}",
+        summary="Register or update an agent (201 created, 200 updated)",
+        responses={
+            **answer(201, AgentSaved, "Registered: a new agent"),
+            **answer(200, AgentSaved, "Updated (dropped_keys: config keys the project lacks)"),
+        },
+    )
     async def upsert(
-        self, ctx: Ctx, project: Proj, name: FromPath[str], data: JSONBody[AgentBody | None] = None
+        self, ctx: Ctx, project: Proj, name: AgentName, data: JSONBody[AgentBody | None] = None
     ) -> Response[dict[str, Any]]:
         body = data or AgentBody()
         view, created = await agents.upsert(
@@ -39,14 +59,14 @@ class AgentController(Controller):
         )
         return Response(view, status_code=201 if created else 200)
 
-    @get("/", summary="Registered agents")
+    @get("/", responses=answer(200, AgentList, "A page of agents"), summary="Registered agents")
     async def list_(
         self,
         ctx: Ctx,
         project: Proj,
         role: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await agents.list_agents(
             ctx,
@@ -56,6 +76,10 @@ class AgentController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/{name:str}", summary="One registered agent")
-    async def get_(self, ctx: Ctx, project: Proj, name: FromPath[str]) -> dict[str, Any]:
+    @get(
+        "/{name:str}",
+        responses=answer(200, AgentView, "The agent"),
+        summary="One registered agent",
+    )
+    async def get_(self, ctx: Ctx, project: Proj, name: AgentName) -> dict[str, Any]:
         return await agents.get_agent(ctx, project, name)

@@ -6,15 +6,19 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from litestar import Litestar
+from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.plugins.pydantic import PydanticPlugin
 
 from agentlanes import __version__
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
+from agentlanes.api.allow import repair_options_allow
+from agentlanes.api.board import BoardController
 from agentlanes.api.checkpoints import CheckpointController
+from agentlanes.api.conflicts import ConflictListController
 from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
@@ -23,6 +27,7 @@ from agentlanes.api.events import EventController, events_socket
 from agentlanes.api.leases import LeaseController
 from agentlanes.api.limits import rate_limit
 from agentlanes.api.messages import MessageController
+from agentlanes.api.openapi import components, finisher
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
@@ -38,6 +43,12 @@ log = logging.getLogger("agentlanes")
 class MetricsController(PrometheusController):
     path = "/metrics"
 
+    # Redeclared only so that the document names the real content type (the Prometheus
+    # text format), not JSON.
+    @get(media_type=MediaType.TEXT, summary="Prometheus metrics", tags=["operations"])
+    async def get(self) -> Response[bytes]:
+        return await PrometheusController.get.fn(self)  # type: ignore[no-any-return]
+
 
 def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Litestar:
     settings = settings or get_settings()
@@ -49,6 +60,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         hub = create_hub(settings)
         await hub.start()
         ctx = ServiceContext(settings=settings, db=db, hub=hub)
+        await ctx.liveness.start(db)
         app.state.ctx = ctx
         scheduler = start_scheduler(ctx) if run_jobs else None
         try:
@@ -57,6 +69,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             if scheduler is not None:
                 scheduler.shutdown(wait=False)
             await hub.stop()
+            await ctx.liveness.stop()  # the last beats written through
             await db.dispose()
 
     prometheus = PrometheusConfig(
@@ -68,11 +81,13 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
     middleware = [prometheus.middleware]
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             ProjectController,
             CurrentProjectController,
             SessionController,
+            ConflictListController,
+            BoardController,
             EventController,
             events_socket,
             TaskController,
@@ -90,15 +105,22 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
+        on_startup=[finisher(settings)],
         middleware=middleware,
+        # Strict: Litestar validates bodies with strict=False by default, which overrides the
+        # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
+        plugins=[PydanticPlugin(validate_strict=True)],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="agentlanes",
             version=__version__,
             path="/schema",
             render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
+            components=components(),
         ),
         debug=False,
         # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.
         logging_config=None,
     )
+    repair_options_allow(app)
+    return app

@@ -8,9 +8,11 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from agentlanes.api.answers import CheckpointList, CheckpointResolved, CheckpointView, answer
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.query import int_param
+from agentlanes.api.openapi import SESSION_OPTIONAL, contract
+from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
 from agentlanes.services import checkpoints
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -18,6 +20,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+CheckpointStatus = enum_query(checkpoints.STATUSES, "Only checkpoints in this status")
 
 
 class CheckpointController(Controller):
@@ -25,11 +28,17 @@ class CheckpointController(Controller):
     tags = ["checkpoints"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Create a checkpoint over tasks")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(404, session=SESSION_OPTIONAL),
+        responses=answer(201, CheckpointView, "The new checkpoint"),
+        summary="Create a checkpoint over tasks",
+    )
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody | None] = None
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[CheckpointBody]
     ) -> dict[str, Any]:
-        body = data or CheckpointBody()
+        body = data
         return await checkpoints.create_checkpoint(
             ctx,
             project,
@@ -39,15 +48,19 @@ class CheckpointController(Controller):
             session_token(request, body),
         )
 
-    @get("/", summary="List checkpoints")
+    @get(
+        "/",
+        responses=answer(200, CheckpointList, "A page of checkpoints"),
+        summary="List checkpoints",
+    )
     async def list_(
         self,
         ctx: Ctx,
         project: Proj,
-        status: FromQuery[str | None] = None,
+        status: CheckpointStatus = None,
         task_id: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await checkpoints.list_checkpoints(
             ctx,
@@ -58,20 +71,30 @@ class CheckpointController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/{checkpoint_id:str}", summary="One checkpoint")
+    @get(
+        "/{checkpoint_id:str}",
+        responses=answer(200, CheckpointView, "The checkpoint"),
+        summary="One checkpoint",
+    )
     async def get_(self, ctx: Ctx, project: Proj, checkpoint_id: FromPath[str]) -> dict[str, Any]:
         return await checkpoints.get_checkpoint(ctx, project, checkpoint_id)
 
-    @post("/{checkpoint_id:str}/resolve", status_code=200, summary="Resolve: passed or failed")
+    @post(
+        "/{checkpoint_id:str}/resolve",
+        status_code=200,
+        opt=contract(409, session=SESSION_OPTIONAL),
+        responses=answer(200, CheckpointResolved, "Resolved, with the tasks it unblocked"),
+        summary="Resolve: passed or failed",
+    )
     async def resolve(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
         checkpoint_id: FromPath[str],
-        data: JSONBody[ResolveBody | None] = None,
+        data: JSONBody[ResolveBody],
     ) -> dict[str, Any]:
-        body = data or ResolveBody()
+        body = data
         return await checkpoints.resolve_checkpoint(
             ctx,
             project,

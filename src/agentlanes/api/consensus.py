@@ -6,11 +6,13 @@ from typing import Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, JSONBody
 
+from agentlanes.api.answers import ConsensusList, ConsensusView, answer
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.query import int_param
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
+from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
 from agentlanes.services import consensus
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -18,6 +20,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+ConsensusStatus = enum_query(consensus.STATUSES, "Only requests in this status")
 
 
 class ConsensusController(Controller):
@@ -25,11 +28,17 @@ class ConsensusController(Controller):
     tags = ["consensus"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Ask the other live agents to approve an action")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(201, ConsensusView, "The new request"),
+        summary="Ask the other live agents to approve an action",
+    )
     async def create(
-        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody | None] = None
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[ConsensusBody]
     ) -> dict[str, Any]:
-        body = data or ConsensusBody()
+        body = data
         return await consensus.create(
             ctx,
             project,
@@ -42,14 +51,18 @@ class ConsensusController(Controller):
             session_token(request, body),
         )
 
-    @get("/", summary="Consensus requests, newest first")
+    @get(
+        "/",
+        responses=answer(200, ConsensusList, "A page of requests"),
+        summary="Consensus requests, newest first",
+    )
     async def list_(
         self,
         ctx: Ctx,
         project: Proj,
-        status: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        status: ConsensusStatus = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await consensus.list_requests(
             ctx,
@@ -59,20 +72,30 @@ class ConsensusController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/{request_id:str}", summary="One request with its votes")
+    @get(
+        "/{request_id:str}",
+        responses=answer(200, ConsensusView, "The request and its votes"),
+        summary="One request with its votes",
+    )
     async def get_(self, ctx: Ctx, project: Proj, request_id: FromPath[str]) -> dict[str, Any]:
         return await consensus.get(ctx, project, request_id)
 
-    @post("/{request_id:str}/vote", status_code=200, summary="Vote approve or reject")
+    @post(
+        "/{request_id:str}/vote",
+        status_code=200,
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, ConsensusView, "The request with the vote counted"),
+        summary="Vote approve or reject",
+    )
     async def vote(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
         request_id: FromPath[str],
-        data: JSONBody[VoteBody | None] = None,
+        data: JSONBody[VoteBody],
     ) -> dict[str, Any]:
-        body = data or VoteBody()
+        body = data
         return await consensus.vote(
             ctx, project, request_id, body.vote, session_token(request, body), comment=body.comment
         )

@@ -1,13 +1,17 @@
-"""Request bodies of the coordination routes: types and shapes only (the services check
-values and name the field). Unknown fields are refused, as in ``schemas.py``."""
+"""Request bodies of the coordination routes: types and shapes, with the services' rules
+written into the schemas (api/fields.py); the services check the values and name the field.
+Unknown fields are refused, as in ``schemas.py``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import StrictInt, StrictStr
+from pydantic import Field, StrictInt, StrictStr
 
+from agentlanes.api import fields
+from agentlanes.api.openapi import Limit
 from agentlanes.api.schemas import Body, EmptyBody, TokenBody
+from agentlanes.services import agents, checkpoints, consensus, messages, tasks
 
 __all__ = [
     "AgentBody",
@@ -27,67 +31,120 @@ __all__ = [
 
 
 class TaskBody(TokenBody):
-    title: StrictStr | None = None
-    description: StrictStr | None = None
-    priority: StrictInt | None = None
-    paths: list[StrictStr] | None = None
-    depends_on: list[StrictStr] | None = None
-    parent_id: StrictStr | None = None
+    title: StrictStr = fields.text(tasks.MAX_TITLE_CHARS, required=True, single_line=True)
+    description: StrictStr | None = fields.text(tasks.MAX_DESCRIPTION_CHARS)
+    priority: StrictInt | None = fields.integer(
+        tasks.PRIORITY_MIN, tasks.PRIORITY_MAX, description="0 = most urgent; default 2"
+    )
+    paths: list[StrictStr] | None = fields.patterns("File patterns the task will touch")
+    depends_on: list[StrictStr] | None = fields.ids(
+        tasks.MAX_DEPENDENCIES, description="Ids of tasks (of this project) it waits for"
+    )
+    parent_id: StrictStr | None = Field(None, description="Id of a task of this project")
 
 
 class TaskStatusBody(TokenBody):
-    status: StrictStr | None = None
-    note: StrictStr | None = None
+    status: Literal["pending", "in_progress", "blocked", "done", "cancelled"] = fields.one_of(
+        *tasks.STATUSES,
+        required=True,
+        description="The new status; allowed moves depend on the current one (409 otherwise)",
+    )
+    note: StrictStr | None = fields.text(tasks.MAX_NOTE_CHARS)
 
 
 class NoteBody(TokenBody):
-    body: StrictStr | None = None
+    body: StrictStr = fields.text(tasks.MAX_NOTE_CHARS, required=True)
 
 
 class CheckpointBody(TokenBody):
-    name: StrictStr | None = None
-    task_ids: list[StrictStr] | None = None
-    description: StrictStr | None = None
+    name: StrictStr = fields.text(checkpoints.MAX_NAME_CHARS, required=True)
+    task_ids: list[StrictStr] = fields.ids(
+        checkpoints.MAX_TASKS, required=True, description="Ids of tasks of this project"
+    )
+    description: StrictStr | None = fields.text(checkpoints.MAX_DESCRIPTION_CHARS)
 
 
 class ResolveBody(TokenBody):
-    status: StrictStr | None = None
-    note: StrictStr | None = None
+    status: Literal["passed", "failed"] = fields.one_of("passed", "failed", required=True)
+    note: StrictStr | None = fields.text(checkpoints.MAX_DESCRIPTION_CHARS)
 
 
 class MessageBody(TokenBody):
-    to: StrictStr | None = None
-    body: StrictStr | None = None
-    type: StrictStr | None = None
-    thread_id: StrictStr | None = None
+    to: StrictStr = Field(
+        ...,
+        json_schema_extra={
+            "anyOf": [
+                {"const": messages.BROADCAST},
+                {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 64,
+                    "not": {"type": "string", "pattern": f"[^{fields.NAME_CHARS}]"},
+                },
+            ],
+            "description": "An agent name (1-64 of A-Z a-z 0-9 . _ -) or `broadcast`",
+        },
+    )
+    body: StrictStr = Field(
+        ...,
+        json_schema_extra={
+            "minLength": 1,
+            "maxLength": Limit("max_message_body_chars"),
+            "pattern": "\\S",
+        },
+    )
+    type: StrictStr | None = fields.text(messages.MAX_TYPE_CHARS, single_line=True)
+    thread_id: StrictStr | None = fields.text(messages.MAX_THREAD_CHARS, single_line=True)
 
 
 class LeaseBody(TokenBody):
-    resource: StrictStr | None = None
-    ttl_seconds: StrictInt | None = None
+    resource: StrictStr = fields.resource()
+    ttl_seconds: StrictInt | None = fields.integer(
+        1, Limit("lease_max_seconds"), description="Default: the lease_default_seconds setting"
+    )
 
 
 class RenewBody(TokenBody):
-    ttl_seconds: StrictInt | None = None
+    ttl_seconds: StrictInt | None = fields.integer(
+        1, Limit("lease_max_seconds"), description="Default: the lease_default_seconds setting"
+    )
 
 
 class ValidateBody(Body):
-    resource: StrictStr | None = None
-    fencing_token: StrictInt | None = None
+    resource: StrictStr = fields.resource()
+    fencing_token: StrictInt = Field(
+        ...,
+        json_schema_extra={"minimum": 1, "description": "The fencing token of the grant to check"},
+    )
 
 
 class ConsensusBody(TokenBody):
-    action: StrictStr | None = None
-    subject: StrictStr | None = None
-    reason: StrictStr | None = None
-    timeout_seconds: StrictInt | None = None
+    action: StrictStr = fields.text(consensus.MAX_ACTION_CHARS, required=True, single_line=True)
+    subject: StrictStr | None = fields.text(consensus.MAX_SUBJECT_CHARS)
+    reason: StrictStr = fields.text(consensus.MAX_REASON_CHARS, required=True)
+    timeout_seconds: StrictInt | None = fields.integer(
+        1,
+        Limit("consensus_max_timeout_seconds"),
+        description="Default: the consensus_default_timeout_seconds setting",
+    )
 
 
 class VoteBody(TokenBody):
-    vote: StrictStr | None = None
-    comment: StrictStr | None = None
+    vote: Literal["approve", "reject"] = fields.one_of("approve", "reject", required=True)
+    comment: StrictStr | None = fields.text(consensus.MAX_COMMENT_CHARS)
 
 
 class AgentBody(Body):
-    role: StrictStr | None = None
-    config: dict[str, Any] | None = None
+    role: StrictStr | None = Field(
+        None,
+        json_schema_extra={
+            "minLength": 1,
+            "maxLength": 64,
+            "not": {"type": "string", "pattern": "[^A-Za-z0-9._ -]"},
+            "description": "1-64 of A-Z a-z 0-9 . _ - and spaces",
+        },
+    )
+    config: dict[str, Any] | None = fields.json_object(
+        agents.MAX_CONFIG_BYTES,
+        "Settings for the agent; keys the project does not declare are dropped",
+    )

@@ -7,6 +7,7 @@ from typing import Any
 from litestar import Controller, get
 from litestar.di import NamedDependency
 
+from agentlanes.api.answers import ProjectView, answer
 from agentlanes.api.deps import api_key_guard
 from agentlanes.services.views import project_view
 from agentlanes.store.models import Project
@@ -19,6 +20,10 @@ class CurrentProjectController(Controller):
     tags = ["projects"]
     guards = [api_key_guard]
 
-    @get("/", summary="The project of this API key (conflict mode, heartbeat settings)")
+    @get(
+        "/",
+        summary="The project of this API key (conflict mode, heartbeat settings)",
+        responses=answer(200, ProjectView, "The project"),
+    )
     async def show(self, project: Proj) -> dict[str, Any]:
         return project_view(project)

@@ -10,6 +10,7 @@ from litestar.exceptions import HTTPException, NotAuthorizedException, Validatio
 from litestar.status_codes import HTTP_500_INTERNAL_SERVER_ERROR
 
 from agentlanes.errors import AgentlanesError
+from agentlanes.store.availability import OutageLog, database_unavailable
 
 log = logging.getLogger("agentlanes.api")
 
@@ -27,11 +28,14 @@ _CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str, **extra: Any) -> Response[Any]:
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> Response[Any]:
     return Response(
         {"error": {"code": code, "message": message}, **extra},
         status_code=status,
         media_type=MediaType.JSON,
+        headers=headers,
     )
 
 
@@ -46,8 +50,11 @@ def _on_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Respo
         return error_response(400, "VALIDATION_ERROR", f"body: {detail}", field="body")
     first = problems[0] if isinstance(problems[0], dict) else {}
     key = str(first.get("key") or "body")
-    field, _, rest = key.partition(".")
     message = str(first.get("message") or "invalid value")
+    if key == "data":
+        # Litestar names a required body that was not sent by the handler's argument.
+        key, message = "body", "required: a JSON object"
+    field, _, rest = key.partition(".")
     extra: dict[str, Any] = {"field": field}
     if rest.isdigit():
         extra["index"] = int(rest)
@@ -67,14 +74,35 @@ def _on_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     if status == 413:
         message = "request body is too large"
     extra: dict[str, Any] = {"field": "body"} if status in (400, 413, 415) else {}
-    return error_response(status, code, message, **extra)
+    # Litestar's routing puts the methods a path allows in the exception (`Allow`, RFC 9110).
+    headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
+    return error_response(status, code, message, headers=headers or None, **extra)
 
 
 def _on_too_deep(_: Request[Any, Any, Any], exc: RecursionError) -> Response[Any]:
     return error_response(400, "VALIDATION_ERROR", "body: nested too deeply", field="body")
 
 
-def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+_OUTAGE_LOG = OutageLog(log)
+
+
+def database_unavailable_response(request: Request[Any, Any, Any]) -> Response[Any]:
+    """503 SERVICE_UNAVAILABLE with a ``Retry-After`` hint (the setting
+    ``unavailable_retry_after_seconds``): the call was not acknowledged, and the client
+    may repeat it once the database is back."""
+    response = error_response(
+        503, "SERVICE_UNAVAILABLE", "the database is unavailable; try again shortly"
+    )
+    ctx = getattr(request.app.state, "ctx", None)  # set by the lifespan, so always there
+    if ctx is not None:
+        response.headers["Retry-After"] = str(ctx.settings.unavailable_retry_after_seconds)
+    return response
+
+
+def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if database_unavailable(exc):
+        _OUTAGE_LOG.note(f"{request.method} {request.url.path}", exc)
+        return database_unavailable_response(request)
     log.exception("unhandled error", exc_info=exc)
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal error")
 

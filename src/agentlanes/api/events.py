@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 from litestar.di import NamedDependency
-from litestar.params import FromQuery
 
+from agentlanes.api.answers import EventLog, RealtimeToken, answer
 from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import int_param
-from agentlanes.api.stream import EventStream
-from agentlanes.errors import AgentlanesError, InvalidInput
+from agentlanes.api.query import MAX_INT, int_param, int_query, text_query
+from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
+from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
 from agentlanes.services import realtime
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.projects import project_for_key
+from agentlanes.store.availability import database_unavailable
 from agentlanes.store.models import Project
+
+log = logging.getLogger("agentlanes.stream")
 
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
+# Parsed by int_param, so a bad value is our 400 naming the field; documented as integers.
+Since = int_query(0, MAX_INT, "The offset after which to list events")
+LogLimit = int_query(1, realtime.MAX_LOG_LIMIT, "How many events at most")
+Epoch = text_query(1, 32, "The history's epoch the client last saw (another one: recovered false)")
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_BAD_REQUEST = 4400
@@ -30,29 +38,68 @@ class EventController(Controller):
     tags = ["events"]
     guards = [api_key_guard]
 
-    @post("/realtime/token", status_code=201, summary="A 60 s token for the browser's socket")
+    @post(
+        "/realtime/token",
+        status_code=201,
+        responses=answer(201, RealtimeToken, "The token (reusable until expires_at)"),
+        summary="A 60 s token for the browser's socket",
+    )
     async def token(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
         return await realtime.issue_token(ctx, project)
 
-    @get("/events/log", summary="The event log over HTTP")
+    @get(
+        "/events/log",
+        responses=answer(200, EventLog, "Events after since, oldest first"),
+        summary="The event log over HTTP",
+    )
     async def log(
         self,
         ctx: Ctx,
         project: Proj,
         # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
-        since: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
+        since: Since = None,
+        limit: LogLimit = None,
+        epoch: Epoch = None,
     ) -> dict[str, Any]:
         return await realtime.event_log(
-            ctx, project, since=int_param("since", since), limit=int_param("limit", limit)
+            ctx,
+            project,
+            since=int_param("since", since),
+            limit=int_param("limit", limit),
+            epoch=epoch,
         )
 
 
 async def _authenticate(ctx: ServiceContext, socket: WebSocket[Any, Any, Any]) -> Project:
     token = socket.query_params.get("token")
+    key = socket.headers.get("x-api-key")
+    if token and key:
+        return await _one_project_for_both(ctx, key, token)
     if token:
         return await realtime.project_for_realtime_token(ctx, token)
-    return await project_for_key(ctx, socket.headers.get("x-api-key"))
+    return await project_for_key(ctx, key)
+
+
+async def _one_project_for_both(ctx: ServiceContext, key: str, token: str) -> Project:
+    """A key in the header and a browser token in ``?token=``: both must be valid and
+    name the same project; a socket never gets one project's events on another's key."""
+    by_key = await project_for_key(ctx, key)
+    by_token = await realtime.project_for_realtime_token(ctx, token)
+    if by_key.id != by_token.id:
+        raise Unauthorized("X-API-Key and ?token= belong to different projects: send one")
+    return by_key
+
+
+async def _refuse_on_outage(socket: WebSocket[Any, Any, Any], exc: Exception) -> None:
+    """The credentials could not be checked: close with 1013 (try again later) when the
+    database is away, else 1011; either way a close frame, never a dropped socket."""
+    if database_unavailable(exc):
+        code, reason = CLOSE_TRY_AGAIN_LATER, "database unavailable: try again"
+    else:
+        log.exception("event socket refused: server error", exc_info=exc)
+        code, reason = CLOSE_SERVER_ERROR, "server error: try again"
+    with contextlib.suppress(Exception):
+        await socket.close(code=code, reason=reason)
 
 
 @websocket("/api/v1/events")
@@ -65,11 +112,17 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
         since = int_param("since", socket.query_params.get("since"))
         if since is not None and since < 0:
             raise InvalidInput("since", "must be a non-negative offset")
+        epoch = socket.query_params.get("epoch")
+        if epoch is not None and not 1 <= len(epoch) <= 32:
+            raise InvalidInput("epoch", "must be 1-32 characters")
     except AgentlanesError as exc:
         code = CLOSE_UNAUTHORIZED if exc.status_code == 401 else CLOSE_BAD_REQUEST
         with contextlib.suppress(Exception):
             await socket.send_json({"type": "error", **exc.body()})
             await socket.close(code=code, reason=exc.message[:120])
         return
+    except Exception as exc:
+        await _refuse_on_outage(socket, exc)
+        return
 
-    await EventStream(ctx, socket, project).run(since)
+    await EventStream(ctx, socket, project).run(since, epoch)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.openapi.spec import OpenAPIType, Schema
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
+from agentlanes.api.answers import LeaseCheck, LeaseList, LeaseView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.query import bool_param, int_param
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
+from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, int_param
 from agentlanes.services import leases
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -18,6 +21,17 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+ResourceFilter = Annotated[
+    str | None,
+    QueryParameter(
+        schema_extra={
+            "min_length": 1,
+            "max_length": leases.MAX_RESOURCE_CHARS,
+            "schema_not": Schema(type=OpenAPIType.STRING, pattern=leases.RESOURCE_FORBIDDEN),
+            "description": "Only leases on this resource key",
+        }
+    ),
+]
 
 
 class LeaseController(Controller):
@@ -25,30 +39,42 @@ class LeaseController(Controller):
     tags = ["leases"]
     guards = [api_key_guard]
 
-    @post("/", summary="Acquire a lease (201 new; 200 when this session holds it already)")
+    @post(
+        "/",
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses={
+            **answer(201, LeaseView, "The new grant"),
+            **answer(200, LeaseView, "This session held it already: the same grant, extended"),
+        },
+        summary="Acquire a lease (201 new; 200 when this session holds it already)",
+    )
     async def acquire(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[LeaseBody | None] = None,
+        data: JSONBody[LeaseBody],
     ) -> Response[dict[str, Any]]:
-        body = data or LeaseBody()
+        body = data
         view, new = await leases.acquire(
             ctx, project, body.resource, session_token(request, body), ttl_seconds=body.ttl_seconds
         )
         return Response(view, status_code=201 if new else 200)
 
-    @get("/", summary="Live leases (include_ended=true for all)")
+    @get(
+        "/",
+        responses=answer(200, LeaseList, "Leases, newest first"),
+        summary="Live leases (include_ended=true for all)",
+    )
     async def list_(
         self,
         ctx: Ctx,
         project: Proj,
-        resource: FromQuery[str | None] = None,
+        resource: ResourceFilter = None,
         agent_name: FromQuery[str | None] = None,
-        include_ended: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        include_ended: Flag = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await leases.list_leases(
             ctx,
@@ -60,17 +86,28 @@ class LeaseController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @post("/validate", status_code=200, summary="Is this fencing token the live grant?")
+    @post(
+        "/validate",
+        status_code=200,
+        responses=answer(200, LeaseCheck, "Whether the token is the live grant, and why"),
+        summary="Is this fencing token the live grant?",
+    )
     async def validate(
         self,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[ValidateBody | None] = None,
+        data: JSONBody[ValidateBody],
     ) -> dict[str, Any]:
-        body = data or ValidateBody()
+        body = data
         return await leases.validate(ctx, project, body.resource, body.fencing_token)
 
-    @post("/{lease_id:str}/renew", status_code=200, summary="Extend a lease")
+    @post(
+        "/{lease_id:str}/renew",
+        status_code=200,
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, LeaseView, "The lease, extended"),
+        summary="Extend a lease",
+    )
     async def renew(
         self,
         request: Req,
@@ -84,7 +121,13 @@ class LeaseController(Controller):
             ctx, project, lease_id, session_token(request, body), ttl_seconds=body.ttl_seconds
         )
 
-    @post("/{lease_id:str}/release", status_code=200, summary="Release a lease")
+    @post(
+        "/{lease_id:str}/release",
+        status_code=200,
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, LeaseView, "The lease, released"),
+        summary="Release a lease",
+    )
     async def release(
         self,
         request: Req,

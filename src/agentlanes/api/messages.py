@@ -8,9 +8,19 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from agentlanes.api.answers import Inbox, MessageView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.query import MAX_INT, bool_param, int_param
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
+from agentlanes.api.query import (
+    MAX_INT,
+    Flag,
+    PageLimit,
+    PageOffset,
+    bool_param,
+    int_param,
+    int_query,
+)
 from agentlanes.errors import NotFound
 from agentlanes.services import messages
 from agentlanes.services.context import ServiceContext
@@ -19,6 +29,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+AfterId = int_query(0, MAX_INT, "Only messages with a greater id")
 
 
 def _message_id(raw: str) -> int:
@@ -32,15 +43,21 @@ class MessageController(Controller):
     tags = ["messages"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Send a message to an agent or broadcast")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(201, MessageView, "The message as sent"),
+        summary="Send a message to an agent or broadcast",
+    )
     async def send(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[MessageBody | None] = None,
+        data: JSONBody[MessageBody],
     ) -> dict[str, Any]:
-        body = data or MessageBody()
+        body = data
         return await messages.send(
             ctx,
             project,
@@ -50,19 +67,24 @@ class MessageController(Controller):
             session_token(request, body),
         )
 
-    @get("/inbox", summary="This agent's messages, broadcasts included")
+    @get(
+        "/inbox",
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, Inbox, "A page of the inbox, with the unread count"),
+        summary="This agent's messages, broadcasts included",
+    )
     async def inbox(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
-        unread: FromQuery[str | None] = None,
-        unacked: FromQuery[str | None] = None,
+        unread: Flag = None,
+        unacked: Flag = None,
         type: FromQuery[str | None] = None,
         thread_id: FromQuery[str | None] = None,
-        after_id: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        after_id: AfterId = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await messages.inbox(
             ctx,
@@ -77,7 +99,13 @@ class MessageController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @post("/{message_id:str}/read", status_code=200, summary="Mark a message read")
+    @post(
+        "/{message_id:str}/read",
+        status_code=200,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, MessageView, "The message with its read time"),
+        summary="Mark a message read",
+    )
     async def read(
         self,
         request: Req,
@@ -90,7 +118,13 @@ class MessageController(Controller):
             ctx, project, _message_id(message_id), session_token(request, data), ack=False
         )
 
-    @post("/{message_id:str}/ack", status_code=200, summary="Acknowledge a message")
+    @post(
+        "/{message_id:str}/ack",
+        status_code=200,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, MessageView, "The message with its acknowledgement"),
+        summary="Acknowledge a message",
+    )
     async def ack(
         self,
         request: Req,

@@ -10,6 +10,7 @@ from litestar.di import NamedDependency
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import JSONBody
 
+from agentlanes.api.openapi import contract
 from agentlanes.api.schemas import ProjectCreate
 from agentlanes.errors import Unauthorized
 from agentlanes.secrets import hash_secret, same_secret
@@ -37,7 +38,12 @@ class ProjectController(Controller):
     tags = ["admin"]
     guards = [admin_guard]
 
-    @post("/", status_code=201, summary="Create a project (its API key is shown once)")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(409),
+        summary="Create a project (its API key is shown once)",
+    )
     async def create(self, ctx: Ctx, data: JSONBody[ProjectCreate]) -> dict[str, Any]:
         return await projects.create_project(ctx, projects.ProjectInput(**data.model_dump()))
 

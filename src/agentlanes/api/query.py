@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from litestar.openapi.spec import OpenAPIType
+from litestar.params import QueryParameter
+
 from agentlanes.errors import InvalidInput
+from agentlanes.services.checks import DEFAULT_PAGE, MAX_OFFSET, MAX_PAGE
 
 MAX_INT = 2**63 - 1  # what every database column here can hold
 
@@ -30,3 +36,37 @@ def bool_param(name: str, raw: str | None) -> bool | None:
     if value in ("0", "false", "no"):
         return False
     raise InvalidInput(name, "must be true or false")
+
+
+# How these parameters are documented: the handlers take them as strings and parse them
+# with the functions above (so a bad value is our 400 naming it), while the OpenAPI document
+# states the type and range those functions and the services accept.
+def _documented(description: str, **schema: Any) -> QueryParameter:
+    return QueryParameter(schema_extra={"one_of": None, "description": description, **schema})
+
+
+def int_query(minimum: int, maximum: int, description: str) -> Any:
+    """An optional integer query parameter in ``minimum..maximum``."""
+    return Annotated[
+        str | None,
+        _documented(description, type=OpenAPIType.INTEGER, minimum=minimum, maximum=maximum),
+    ]
+
+
+def text_query(min_length: int, max_length: int, description: str) -> Any:
+    """An optional string query parameter of ``min_length..max_length`` characters."""
+    return Annotated[
+        str | None,
+        _documented(
+            description, type=OpenAPIType.STRING, min_length=min_length, max_length=max_length
+        ),
+    ]
+
+
+def enum_query(values: tuple[str, ...], description: str) -> Any:
+    return Annotated[str | None, _documented(description, type=OpenAPIType.STRING, enum=values)]
+
+
+Flag = Annotated[str | None, _documented("true or false", type=OpenAPIType.BOOLEAN)]
+PageLimit = int_query(1, MAX_PAGE, f"Page size (default {DEFAULT_PAGE})")
+PageOffset = int_query(0, MAX_OFFSET, "How many to skip")

@@ -1,13 +1,28 @@
-"""Request bodies: types and shapes only; the services check the rest against settings.
+"""Request bodies: types and shapes; the services check the values against the settings.
 
-Unknown fields are refused (a typo such as ``declared_file`` should not pass silently).
+The values' rules are also written into each field's schema (api/fields.py), so that the
+OpenAPI document allows what the services accept. Unknown fields are refused (a typo such
+as ``declared_file`` should not pass silently), and the document says so.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, field_validator
+from litestar.openapi.spec import OpenAPIType, Schema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+
+from agentlanes.api import fields
+from agentlanes.api.openapi import Limit
+from agentlanes.services import scope
 
 
 def _has_nul(value: Any) -> bool:
@@ -20,55 +35,126 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def _takes_int(annotation: Any) -> bool:
+    return annotation is int or any(_takes_int(arg) for arg in get_args(annotation))
+
+
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_nul_bytes(cls, value: Any) -> Any:
+    def _json_values(cls, value: Any, info: ValidationInfo) -> Any:
         # PostgreSQL text cannot hold NUL; refuse it everywhere with the field's name.
         if _has_nul(value):
             raise ValueError("must not contain NUL bytes")
+        # JSON has numbers, not ints and floats: 4.0 is the integer 4 (as JSON Schema's
+        # `integer` says). True and "4" stay for the strict int check to refuse.
+        if isinstance(value, float) and value.is_integer():
+            field = cls.model_fields.get(info.field_name or "")
+            if field is not None and _takes_int(field.annotation):
+                return int(value)
         return value
 
 
 class TokenBody(Body):
-    session_token: StrictStr | None = None
+    session_token: StrictStr | None = fields.SESSION_TOKEN
 
 
 class ProjectCreate(Body):
-    name: StrictStr
-    slug: StrictStr | None = None
+    name: StrictStr = fields.text(200, required=True, description="1-200 characters")
+    slug: StrictStr | None = Field(
+        None,
+        json_schema_extra={
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-z0-9]",
+            "not": Schema(type=OpenAPIType.STRING, pattern="[^a-z0-9-]"),
+            "description": "1-64 of a-z 0-9 - starting with a-z 0-9; default: from the name",
+        },
+    )
     conflict_mode: Literal["warn", "block"] | None = None
-    heartbeat_interval_seconds: StrictInt | None = None
-    heartbeat_ttl_seconds: StrictInt | None = None
-    agent_config_keys: list[StrictStr] | None = None
+    heartbeat_interval_seconds: StrictInt | None = fields.integer(
+        1, 86_400, description="Default: the heartbeat_interval_seconds setting"
+    )
+    heartbeat_ttl_seconds: StrictInt | None = fields.integer(
+        1, 604_800, description="At least heartbeat_interval_seconds"
+    )
+    agent_config_keys: list[StrictStr] | None = Field(
+        None,
+        json_schema_extra={
+            "items": Schema(
+                type=OpenAPIType.STRING,
+                min_length=1,
+                max_length=64,
+                schema_not=Schema(type=OpenAPIType.STRING, pattern="[^A-Za-z0-9_.-]"),
+            ),
+            "description": "The agent config keys the project accepts (1-64 of A-Z a-z 0-9 _ . -)",
+        },
+    )
 
 
 class CheckinBody(Body):
-    agent_name: StrictStr | None = None
-    declared_area: StrictStr | None = None
-    declared_files: list[StrictStr] | None = None
-    meta: dict[str, Any] | None = None
+    agent_name: StrictStr | None = fields.name(
+        "1-64 of A-Z a-z 0-9 . _ -; omitted, the server makes one up"
+    )
+    declared_area: StrictStr | None = fields.text(
+        scope.MAX_AREA_CHARS, nonblank=True, single_line=True, description="The work area"
+    )
+    declared_files: list[StrictStr] | None = fields.patterns("The file patterns it will touch")
+    meta: dict[str, Any] | None = fields.json_object(scope.MAX_META_BYTES, "Free-form metadata")
 
 
 class StatusBody(TokenBody):
-    declared_area: StrictStr | None = None
-    declared_files: list[StrictStr] | None = None
-    status_text: StrictStr | None = None
+    declared_area: StrictStr | None = fields.text(
+        scope.MAX_AREA_CHARS, nonblank=True, single_line=True, description="The new work area"
+    )
+    declared_files: list[StrictStr] | None = fields.patterns("The new file patterns")
+    status_text: StrictStr | None = fields.text(scope.MAX_STATUS_TEXT_CHARS, trimmed=False)
 
 
 class CheckoutBody(TokenBody):
     outcome_status: Literal["completed", "partial", "failed"] | None = None
-    work_summary: StrictStr | None = None
-    files_touched: list[StrictStr] | None = None
+    work_summary: StrictStr | None = fields.text(
+        Limit("max_work_summary_chars"), trimmed=False, description="What was done"
+    )
+    files_touched: list[StrictStr] | None = fields.paths("The files it changed")
 
 
 class ConflictCheckBody(TokenBody):
-    paths: list[StrictStr] | None = None
-    patterns: list[StrictStr] | None = None
-    declared_area: StrictStr | None = None
+    paths: list[StrictStr] | None = fields.paths("Concrete files (a git hook's staged paths)")
+    patterns: list[StrictStr] | None = fields.patterns("File patterns")
+    declared_area: StrictStr | None = fields.text(
+        scope.MAX_AREA_CHARS, nonblank=True, single_line=True, description="A work area"
+    )
 
 
 class EmptyBody(TokenBody):
     pass
+
+
+# -- response shapes of a conflict (SPEC "Sessions"; read by clients and the OpenAPI) -----
+
+
+class OverlappingFileOut(BaseModel):
+    """One of their patterns sharing a path with one of mine (or a staged path)."""
+
+    pattern: str  # mine, or the staged path
+    their_pattern: str
+    example: str  # a path both claim
+    certain: bool  # claimed by both without reading a slash-less literal as a directory
+    if_directory: str | None = (
+        None  # when not certain: the prefix of example that must be a directory
+    )
+
+
+class ConflictOut(BaseModel):
+    """Another live session my scope collides with. ``certain``: the areas are the same or
+    some file overlap is certain (what ``block`` mode refuses on)."""
+
+    session_id: str
+    agent_name: str
+    declared_area: str | None = None
+    overlapping_area: bool
+    certain: bool
+    overlapping_files: list[OverlappingFileOut]

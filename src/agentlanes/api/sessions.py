@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from litestar import Controller, Request, get, post
+import msgspec
+from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import FromPath, JSONBody
 
+from agentlanes.api.answers import (
+    CheckinAnswer,
+    CheckoutAnswer,
+    ConflictsAnswer,
+    HeartbeatAnswer,
+    PresenceAnswer,
+    SessionConflictsAnswer,
+    StatusAnswer,
+    answer,
+)
 from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
     ConflictCheckBody,
-    EmptyBody,
     StatusBody,
 )
+from agentlanes.errors import InvalidInput
 from agentlanes.services import presence as presence_service
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
@@ -25,12 +39,52 @@ Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 
 
+@dataclass
+class _TokenBodyOperation(Operation):
+    """The heartbeat reads its body itself (only without the header); the schema still
+    says what it may hold."""
+
+    def __post_init__(self) -> None:
+        token = Schema(type=OpenAPIType.STRING, description="when X-Session-Token is absent")
+        self.request_body = RequestBody(
+            content={
+                "application/json": OpenAPIMediaType(
+                    schema=Schema(type=OpenAPIType.OBJECT, properties={"session_token": token})
+                )
+            },
+            required=False,
+        )
+
+
+async def _body_token(request: Request[Any, Any, Any]) -> str | None:
+    """``session_token`` from a JSON body (empty or absent: none)."""
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise InvalidInput("body", "must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("body", "must be a JSON object")
+    token = body.get("session_token")
+    if token is not None and not isinstance(token, str):
+        raise InvalidInput("session_token", "must be a string")
+    return token
+
+
 class SessionController(Controller):
     path = "/api/v1"
     tags = ["sessions"]
     guards = [api_key_guard]
 
-    @post("/checkin", status_code=201, summary="Check in: start a session")
+    @post(
+        "/checkin",
+        status_code=201,
+        opt=contract(409),
+        responses=answer(201, CheckinAnswer, "The session, its token and its conflicts"),
+        summary="Check in: start a session",
+    )
     async def checkin(
         self, ctx: Ctx, project: Proj, data: JSONBody[CheckinBody | None] = None
     ) -> dict[str, Any]:
@@ -46,17 +100,34 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/heartbeat", status_code=200, summary="Keep a session alive")
-    async def heartbeat(
-        self,
-        request: Request[Any, Any, Any],
-        ctx: Ctx,
-        project: Proj,
-        data: JSONBody[EmptyBody | None] = None,
-    ) -> dict[str, Any]:
-        return await sessions.heartbeat(ctx, project, session_token(request, data) or "")
+    @post(
+        "/heartbeat",
+        status_code=200,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, HeartbeatAnswer, "Alive until expires_at"),
+        summary="Keep a session alive",
+        operation_class=_TokenBodyOperation,
+    )
+    async def heartbeat(self, request: Request[Any, Any, Any]) -> dict[str, Any]:
+        # The hottest route: the context and project straight from the state the app and
+        # the guard set, rather than through two dependency providers per request, and
+        # the body (``{"session_token"?}``) read only when the header is missing.
+        ctx: ServiceContext = request.app.state.ctx
+        project: Project = request.state.project
+        token = request.headers.get("x-session-token")
+        if token:
+            token = token.strip()
+        else:
+            token = await _body_token(request)
+        return await sessions.heartbeat(ctx, project, token or "")
 
-    @post("/status", status_code=200, summary="Change scope or status text")
+    @post(
+        "/status",
+        status_code=200,
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, StatusAnswer, "The session and its fresh conflicts"),
+        summary="Change scope or status text",
+    )
     async def status(
         self,
         request: Request[Any, Any, Any],
@@ -77,7 +148,13 @@ class SessionController(Controller):
             ),
         )
 
-    @post("/checkout", status_code=200, summary="Check out: end a session")
+    @post(
+        "/checkout",
+        status_code=200,
+        opt=contract(session=SESSION_REQUIRED),
+        responses=answer(200, CheckoutAnswer, "The session has ended"),
+        summary="Check out: end a session",
+    )
     async def checkout(
         self,
         request: Request[Any, Any, Any],
@@ -95,11 +172,35 @@ class SessionController(Controller):
             files_touched=body.files_touched,
         )
 
-    @get("/presence", summary="Live sessions of the project")
-    async def presence(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
-        return await presence_service.presence(ctx, project)
+    @get(
+        "/presence",
+        summary="Live sessions of the project",
+        responses=answer(200, PresenceAnswer, "Active sessions, oldest first"),
+    )
+    async def presence(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        # Hot: the context and project from the state, as for the heartbeat, and the body
+        # joined from the sessions' encodings the projection keeps.
+        body = await presence_service.presence_json(request.app.state.ctx, request.state.project)
+        return Response(body, media_type=MediaType.JSON)
 
-    @post("/conflicts/check", status_code=200, summary="What paths or patterns would collide with")
+    @get(
+        "/sessions/{session_id:str}/conflicts",
+        opt=contract(410),
+        responses=answer(200, SessionConflictsAnswer, "The session's full current conflicts"),
+        summary="Full current conflicts of a session",
+    )
+    async def session_conflicts(
+        self, ctx: Ctx, project: Proj, session_id: FromPath[str]
+    ) -> dict[str, Any]:
+        return await presence_service.session_conflicts(ctx, project, session_id)
+
+    @post(
+        "/conflicts/check",
+        status_code=200,
+        opt=contract(session=SESSION_OPTIONAL),
+        responses=answer(200, ConflictsAnswer, "What would collide (nothing changes)"),
+        summary="What paths or patterns would collide with",
+    )
     async def check(
         self,
         request: Request[Any, Any, Any],

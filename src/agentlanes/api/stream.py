@@ -23,10 +23,11 @@ from litestar.exceptions import WebSocketDisconnect
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.hub import POLL, Frame, Subscriber
 from agentlanes.services import presence as presence_service
-from agentlanes.services import sessions
+from agentlanes.services import realtime, sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.views import event_view
 from agentlanes.store import queries
+from agentlanes.store.availability import database_unavailable
 from agentlanes.store.database import Database
 from agentlanes.store.models import Project
 
@@ -34,6 +35,8 @@ log = logging.getLogger("agentlanes.stream")
 
 CLOSE_TOO_SLOW = 4008
 CLOSE_SERVER_ERROR = 1011
+CLOSE_TRY_AGAIN_LATER = 1013  # the database is away: reconnect with since= shortly
+CLOSE_TOO_BIG = 1009
 PAGE = 500
 # How long a 4008 close may take before we stop waiting for it (the server protocol then
 # aborts the connection itself; see api/wsprotocol.py).
@@ -42,6 +45,34 @@ CLOSE_WAIT_SECONDS = 2.0
 
 def _dumps(frame: dict[str, Any]) -> str:
     return json.dumps(frame, separators=(",", ":"))
+
+
+def parse_client_frame(raw: str) -> Any:
+    """The JSON of one client frame; ValueError with a message for the client when it is
+    not JSON or nested too deeply for the parser (1,500 ``[`` in a row would otherwise escape
+    as a RecursionError and drop the socket without a close frame)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("frame is nested too deeply") from None
+    except ValueError:
+        raise ValueError("frame is not JSON") from None
+
+
+def client_frame_text(message: dict[str, Any], limit: int) -> str | None:
+    """The text of a ``websocket.receive`` message (a binary frame is read as UTF-8), or
+    None when there is none. Raises OverflowError past ``limit`` bytes: uvicorn stops such
+    frames itself (``ws_max_size``, set by ``agentlanes serve``), this holds under any
+    other server too."""
+    data: str | bytes | None = message.get("text")
+    if data is None:
+        data = message.get("bytes")
+    if data is None:
+        return None
+    size = len(data) if isinstance(data, bytes) or len(data) * 4 <= limit else len(data.encode())
+    if size > limit:
+        raise OverflowError(f"message too big: the limit is {limit} bytes")
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
 class SharedLogReads:
@@ -101,7 +132,6 @@ class EventStream:
         self.subscriber: Subscriber | None = None
         self.attached: dict[str, None] = {}
         self._pump: asyncio.Task[None] | None = None
-        self._keepalive: asyncio.Task[None] | None = None
         self._cutoff: asyncio.Task[None] | None = None
 
     async def send_text(self, text: str) -> None:
@@ -112,44 +142,74 @@ class EventStream:
         await self.send_text(_dumps(frame))
 
     # -- the whole socket ---------------------------------------------------------------
-    async def run(self, since: int | None) -> None:
+    async def run(self, since: int | None, epoch: str | None = None) -> None:
         """Start (snapshot or replay), then pump live events while reading client frames
         until the client goes away or is cut off."""
+        # Should the start fail, the client is told to resume where it asked to.
+        self.last_sent = since or 0
         try:
-            await self.start(since)
+            await self.start(since, epoch)
             self._pump = asyncio.create_task(self.pump())
+            limit = self.ctx.settings.max_body_bytes
             while True:
                 message = await self.socket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                raw = message.get("text")
-                if raw is None and message.get("bytes") is not None:
-                    raw = message["bytes"].decode("utf-8", "replace")
+                raw = client_frame_text(message, limit)
                 if raw is not None:
                     await self.handle(raw)
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            pass
+        except OverflowError as exc:
+            await self.close_with(CLOSE_TOO_BIG, str(exc))
+        except Exception as exc:
+            await self.fail(exc)
         finally:
             await self.close()
 
+    async def close_with(self, code: int, reason: str) -> None:
+        """Close with ``code`` and ``reason``, whatever state the peer is in."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self.socket.close(code=code, reason=reason[:120]), timeout=CLOSE_WAIT_SECONDS
+            )
+
+    async def fail(self, exc: Exception) -> None:
+        """Something went wrong on our side (the database is away, most likely): close
+        with a code the client can act on, naming where to resume, not drop the socket."""
+        resume = f"try again with since={self.last_sent}" if self.last_sent else "try again"
+        if database_unavailable(exc):
+            log.warning("event socket of project %s: database unavailable", self.project_id)
+            await self.close_with(CLOSE_TRY_AGAIN_LATER, f"database unavailable: {resume}")
+        elif isinstance(exc, (WebSocketDisconnect, RuntimeError, OSError)):
+            # The client went away, most likely (uvicorn's ClientDisconnected is an
+            # OSError): nothing to log; the close is for the rare peer still there.
+            await self.close_with(CLOSE_SERVER_ERROR, f"server error: {resume}")
+        else:
+            log.exception("event socket of project %s failed", self.project_id, exc_info=exc)
+            await self.close_with(CLOSE_SERVER_ERROR, f"server error: {resume}")
+
     # -- start ---------------------------------------------------------------------------
     async def snapshot(self) -> int:
-        snap = await presence_service.presence(self.ctx, self.project)
-        await self.send(
-            {
-                "type": "presence.snapshot",
-                "offset": snap["offset"],
-                "data": {"sessions": snap["sessions"]},
-            }
+        offset, sessions = await presence_service.live_json(self.ctx, self.project)
+        epoch = json.dumps(self.project.epoch)
+        await self.send_text(
+            f'{{"type":"presence.snapshot","offset":{offset},"epoch":{epoch},'
+            f'"data":{{"sessions":{sessions.decode()}}}}}'
         )
-        return int(snap["offset"])
+        return offset
 
     async def restart_from_snapshot(self) -> None:
         """History we need is gone (pruned): a fresh snapshot, ``recovered: false``."""
         self.last_sent = await self.snapshot()
-        await self.send({"type": "replay.complete", "recovered": False, "offset": self.last_sent})
+        await self.send(
+            {
+                "type": "replay.complete",
+                "recovered": False,
+                "offset": self.last_sent,
+                "epoch": self.project.epoch,
+            }
+        )
 
-    async def start(self, since: int | None) -> None:
+    async def start(self, since: int | None, epoch: str | None = None) -> None:
         """Subscribe first (so nothing committed from now on is missed), then catch up."""
         self.subscriber = self.ctx.hub.subscribe(
             self.project_id, self.ctx.settings.subscriber_queue_size
@@ -161,15 +221,25 @@ class EventStream:
             async with self.ctx.db.read() as db:
                 last = await queries.last_offset(db, self.project_id)
                 oldest = await queries.oldest_offset(db, self.project_id)
-            kept = since == last or (oldest is not None and oldest <= since + 1)
-            if since > last or not kept:
-                # Older than the kept history (or from another history): start afresh.
+            if not realtime.resumable(
+                since=since,
+                epoch=epoch,
+                current_epoch=self.project.epoch,
+                last=last,
+                oldest=oldest,
+            ):
+                # Older than the kept history, newer than it, or from another history.
                 await self.restart_from_snapshot()
             else:
                 self.last_sent = since
                 if await self.read_log(upto=last):
                     await self.send(
-                        {"type": "replay.complete", "recovered": True, "offset": self.last_sent}
+                        {
+                            "type": "replay.complete",
+                            "recovered": True,
+                            "offset": self.last_sent,
+                            "epoch": self.project.epoch,
+                        }
                     )
                 else:
                     await self.restart_from_snapshot()
@@ -192,23 +262,17 @@ class EventStream:
 
     # -- live ----------------------------------------------------------------------------
     async def pump(self) -> None:
-        """Send live events; if the log cannot be read (database trouble), close with 1011
-        naming the offset to resume from, rather than leave a socket that sends nothing."""
+        """Send live events; if the log cannot be read (the database is away), close with
+        1013 (1011 for anything else) naming the offset to resume from, rather than leave
+        a socket that sends nothing."""
         try:
             await self._pump_frames()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning("event socket of project %s failed: %s", self.project_id, exc)
             if self.subscriber is not None:
                 self.ctx.hub.unsubscribe(self.subscriber)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(
-                    self.socket.close(
-                        code=CLOSE_SERVER_ERROR, reason=f"try again with since={self.last_sent}"
-                    ),
-                    timeout=CLOSE_WAIT_SECONDS,
-                )
+            await self.fail(exc)
 
     async def _pump_frames(self) -> None:
         assert self.subscriber is not None
@@ -256,9 +320,9 @@ class EventStream:
     # -- client frames -------------------------------------------------------------------
     async def handle(self, raw: str) -> None:
         try:
-            message = json.loads(raw)
-        except ValueError:
-            await self.error("VALIDATION_ERROR", "frame is not JSON", field="frame")
+            message = parse_client_frame(raw)
+        except ValueError as exc:
+            await self.error("VALIDATION_ERROR", str(exc), field="frame")
             return
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "ping":
@@ -272,9 +336,12 @@ class EventStream:
             except AgentlanesError as exc:
                 await self.send({"type": "error", **exc.body()})
                 return
-            self.attached[attached["session_id"]] = None
-            if self._keepalive is None:
-                self._keepalive = asyncio.create_task(self.keep_attached_alive())
+            if attached["session_id"] not in self.attached:
+                self.attached[attached["session_id"]] = None
+                # The process beats it while this socket holds it (services/liveness.py).
+                self.ctx.liveness.hold(
+                    self.project_id, attached["session_id"], self.project.heartbeat_ttl_seconds
+                )
             await self.send({"type": "attached", **attached})
         else:
             await self.error("VALIDATION_ERROR", "type must be ping or attach", field="type")
@@ -282,27 +349,16 @@ class EventStream:
     async def error(self, code: str, message: str, **extra: Any) -> None:
         await self.send({"type": "error", "error": {"code": code, "message": message}, **extra})
 
-    async def keep_attached_alive(self) -> None:
-        """While the socket is open, heartbeat the sessions attached to it (in the shared
-        database, so every process sees them alive)."""
-        interval = min(
-            self.ctx.settings.attach_refresh_seconds, self.project.heartbeat_ttl_seconds / 3
-        )
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await sessions.touch(self.ctx, self.project, list(self.attached))
-            except Exception as exc:  # a database hiccup must not kill the socket
-                log.warning("attach refresh failed: %s", exc)
-
     async def close(self) -> None:
         """Stop everything this socket started; the TTL of attached sessions runs from now."""
         if self.subscriber is not None:
             self.ctx.hub.unsubscribe(self.subscriber)
-        tasks = [t for t in (self._pump, self._keepalive) if t is not None]
+        tasks = [t for t in (self._pump,) if t is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.attached:
+            for session_id in self.attached:
+                self.ctx.liveness.release(session_id)
             with contextlib.suppress(Exception):
                 await sessions.touch(self.ctx, self.project, list(self.attached))

@@ -8,9 +8,18 @@ from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from agentlanes.api.answers import (
+    NoteView,
+    ReadyTasks,
+    TaskDetail,
+    TaskList,
+    TaskView,
+    answer,
+)
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
 from agentlanes.api.deps import api_key_guard, session_token
-from agentlanes.api.query import bool_param, int_param
+from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
+from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, enum_query, int_param
 from agentlanes.services import tasks
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
@@ -18,6 +27,7 @@ from agentlanes.store.models import Project
 Ctx = NamedDependency[ServiceContext]
 Proj = NamedDependency[Project]
 Req = Request[Any, Any, Any]
+TaskStatus = enum_query(tasks.STATUSES, "Only tasks in this status")
 
 
 class TaskController(Controller):
@@ -25,15 +35,21 @@ class TaskController(Controller):
     tags = ["tasks"]
     guards = [api_key_guard]
 
-    @post("/", status_code=201, summary="Create a task")
+    @post(
+        "/",
+        status_code=201,
+        opt=contract(404, session=SESSION_OPTIONAL),
+        responses=answer(201, TaskView, "The new task"),
+        summary="Create a task",
+    )
     async def create(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
-        data: JSONBody[TaskBody | None] = None,
+        data: JSONBody[TaskBody],
     ) -> dict[str, Any]:
-        body = data or TaskBody()
+        body = data
         return await tasks.create_task(
             ctx,
             project,
@@ -48,17 +64,21 @@ class TaskController(Controller):
             session_token(request, body),
         )
 
-    @get("/", summary="List tasks (filters, pages)")
+    @get(
+        "/",
+        responses=answer(200, TaskList, "A page of tasks, oldest first"),
+        summary="List tasks (filters, pages)",
+    )
     async def list_(
         self,
         ctx: Ctx,
         project: Proj,
-        status: FromQuery[str | None] = None,
+        status: TaskStatus = None,
         claimed_by: FromQuery[str | None] = None,
         parent_id: FromQuery[str | None] = None,
-        stale: FromQuery[str | None] = None,
-        limit: FromQuery[str | None] = None,
-        offset: FromQuery[str | None] = None,
+        stale: Flag = None,
+        limit: PageLimit = None,
+        offset: PageOffset = None,
     ) -> dict[str, Any]:
         return await tasks.list_tasks(
             ctx,
@@ -71,19 +91,34 @@ class TaskController(Controller):
             offset=int_param("offset", offset),
         )
 
-    @get("/ready", summary="Tasks ready to claim, most urgent first")
+    @get(
+        "/ready",
+        opt=contract(session=SESSION_OPTIONAL),
+        responses=answer(200, ReadyTasks, "Ready tasks, most urgent first"),
+        summary="Tasks ready to claim, most urgent first",
+    )
     async def ready(
-        self, request: Req, ctx: Ctx, project: Proj, limit: FromQuery[str | None] = None
+        self, request: Req, ctx: Ctx, project: Proj, limit: PageLimit = None
     ) -> dict[str, Any]:
         return await tasks.ready_tasks(
             ctx, project, token=session_token(request), limit=int_param("limit", limit)
         )
 
-    @get("/{task_id:str}", summary="One task, with its notes and what blocks it")
+    @get(
+        "/{task_id:str}",
+        responses=answer(200, TaskDetail, "The task, its notes and what blocks it"),
+        summary="One task, with its notes and what blocks it",
+    )
     async def get_(self, ctx: Ctx, project: Proj, task_id: FromPath[str]) -> dict[str, Any]:
         return await tasks.get_task(ctx, project, task_id)
 
-    @post("/{task_id:str}/claim", status_code=200, summary="Claim a task for this session")
+    @post(
+        "/{task_id:str}/claim",
+        status_code=200,
+        opt=contract(409, session=SESSION_REQUIRED),
+        responses=answer(200, TaskView, "The task, claimed by this session"),
+        summary="Claim a task for this session",
+    )
     async def claim(
         self,
         request: Req,
@@ -94,16 +129,22 @@ class TaskController(Controller):
     ) -> dict[str, Any]:
         return await tasks.claim_task(ctx, project, task_id, session_token(request, data))
 
-    @post("/{task_id:str}/status", status_code=200, summary="Change a task's status")
+    @post(
+        "/{task_id:str}/status",
+        status_code=200,
+        opt=contract(409, session=SESSION_OPTIONAL),
+        responses=answer(200, TaskView, "The task in its new status"),
+        summary="Change a task's status",
+    )
     async def status(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
         task_id: FromPath[str],
-        data: JSONBody[TaskStatusBody | None] = None,
+        data: JSONBody[TaskStatusBody],
     ) -> dict[str, Any]:
-        body = data or TaskStatusBody()
+        body = data
         return await tasks.change_status(
             ctx,
             project,
@@ -113,14 +154,20 @@ class TaskController(Controller):
             token=session_token(request, body),
         )
 
-    @post("/{task_id:str}/notes", status_code=201, summary="Add a note to a task")
+    @post(
+        "/{task_id:str}/notes",
+        status_code=201,
+        opt=contract(session=SESSION_OPTIONAL),
+        responses=answer(201, NoteView, "The note"),
+        summary="Add a note to a task",
+    )
     async def note(
         self,
         request: Req,
         ctx: Ctx,
         project: Proj,
         task_id: FromPath[str],
-        data: JSONBody[NoteBody | None] = None,
+        data: JSONBody[NoteBody],
     ) -> dict[str, Any]:
-        body = data or NoteBody()
+        body = data
         return await tasks.add_note(ctx, project, task_id, body.body, session_token(request, body))

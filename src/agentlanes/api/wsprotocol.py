@@ -10,6 +10,9 @@ behind what the peer has not read yet: a peer that starts reading again gets eve
 it was sent and then the close with its code and reason. If it has not completed the
 closing handshake within ``close_timeout`` (10 s), the connection is aborted, which
 drops the buffered bytes instead of keeping them until the peer reads.
+
+A text frame that is not valid UTF-8 is closed with 1007 and a reason, as uvicorn does,
+but without logging a traceback per frame: any client could fill the log with them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+CLOSE_INVALID_DATA = 1007
 
 
 class StalledPeerSafeProtocol(WebSocketsSansIOProtocol):
@@ -49,3 +54,14 @@ class StalledPeerSafeProtocol(WebSocketsSansIOProtocol):
             # buffer until the peer drains it, which a stalled peer never does.
             self.close_timer.cancel()
             self.close_timer = self.loop.call_later(self.close_timeout, self.transport.abort)
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            try:
+                b"".join(self.frames).decode()
+            except UnicodeDecodeError:
+                self.frames = []
+                self.conn.send_close(CLOSE_INVALID_DATA, "text frame is not valid UTF-8")
+                self.handle_parser_exception()
+                return
+        super().send_receive_event_to_app()

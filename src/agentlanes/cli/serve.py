@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import logging
+import logging.config
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,13 +19,13 @@ def run(args: argparse.Namespace) -> int:
     from agentlanes.api.app import create_app
     from agentlanes.api.wsprotocol import StalledPeerSafeProtocol
     from agentlanes.gc_tuning import tune_for_serving
+    from agentlanes.log_redaction import logging_config
     from agentlanes.settings import get_settings
 
     settings = get_settings()
-    level = settings.log_level.upper()
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # APScheduler reports every run of the one-second expiry job at INFO.
-    logging.getLogger("apscheduler").setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    # One redacting handler for every logger, uvicorn's too: no key or token in the log.
+    log_config = logging_config(settings.log_level, known_secrets=[settings.admin_token])
+    logging.config.dictConfig(log_config)
     if args.host:
         settings.host = args.host
     if args.port:
@@ -44,5 +44,8 @@ def run(args: argparse.Namespace) -> int:
         ws_per_message_deflate=False,
         lifespan="on",
         access_log=False,
+        log_config=log_config,
+        # One client message may be as large as one HTTP body, no larger.
+        ws_max_size=settings.max_body_bytes,
     )
     return 0

@@ -84,8 +84,10 @@ def describe(event: Any) -> str:
     files = session.get("declared_files")
     if files:
         parts.append("files=" + ",".join(files))
-    if data.get("conflicts"):
-        parts.append(f"conflicts={len(data['conflicts'])}")
+    # Events carry the count (conflicts_total) and, on agent.conflict, a capped list.
+    total = data.get("conflicts_total", len(data.get("conflicts") or []))
+    if total:
+        parts.append(f"conflicts={total}")
     return " ".join(p for p in parts if p)
 
 

@@ -118,13 +118,20 @@ class AsyncClient(ClientBase):
         """What these paths / patterns / area collide with; the own session is left out."""
         return await self.run(calls.check_conflicts(paths, patterns, declared_area))
 
+    async def session_conflicts(self, session_id: str) -> m.SessionConflicts:
+        """The full current conflicts of a live session of the project (events carry at
+        most ``event_max_conflicts`` of them)."""
+        return await self.run(calls.session_conflicts(session_id))
+
     async def project(self) -> m.ProjectInfo:
         """The project the API key opens (its conflict mode and heartbeat settings)."""
         return await self.run(calls.project())
 
-    async def event_log(self, since: int | None = None, limit: int | None = None) -> m.EventLog:
-        """Events after ``since`` over HTTP."""
-        return await self.run(calls.event_log(since, limit))
+    async def event_log(
+        self, since: int | None = None, limit: int | None = None, epoch: str | None = None
+    ) -> m.EventLog:
+        """Events after ``since`` over HTTP (of history ``epoch``, when given)."""
+        return await self.run(calls.event_log(since, limit, epoch))
 
     # -- event stream ----------------------------------------------------------------------
     async def events(
@@ -148,7 +155,7 @@ class AsyncClient(ClientBase):
         while True:
             try:
                 async with connect(
-                    self._ws_url(resume.offset),
+                    self._ws_url(resume.offset, resume.epoch),
                     additional_headers=self._ws_headers(),
                     open_timeout=self.timeout,
                 ) as ws:

@@ -95,9 +95,15 @@ class ClientBase:
         return call.parse(body)
 
     # -- event stream ----------------------------------------------------------------------
-    def _ws_url(self, since: int | None) -> str:
+    def _ws_url(self, since: int | None, epoch: str | None = None) -> str:
         base = self.url.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
-        query = f"?{urlencode({'since': since})}" if since is not None else ""
+        params: dict[str, Any] = {}
+        if since is not None:
+            params["since"] = since
+            if epoch is not None:
+                # The history ``since`` belongs to: another one means start afresh.
+                params["epoch"] = epoch
+        query = f"?{urlencode(params)}" if params else ""
         return f"{base}/api/v1/events{query}"
 
     def _ws_headers(self) -> dict[str, str]:
@@ -111,8 +117,9 @@ class ClientBase:
 class Resume:
     """Where a stream is, so a reconnect asks for exactly what it missed (``since``)."""
 
-    def __init__(self, since: int | None) -> None:
+    def __init__(self, since: int | None, epoch: str | None = None) -> None:
         self.offset = since
+        self.epoch = epoch
 
     def accept(self, raw: str | bytes) -> Event | None:
         """Parse a frame; drop an event already seen (offset at or below the last one)."""
@@ -120,6 +127,9 @@ class Resume:
         if frame.type in ("presence.snapshot", "replay.complete"):
             if frame.offset is not None:
                 self.offset = frame.offset
+            epoch = (frame.model_extra or {}).get("epoch")
+            if isinstance(epoch, str):
+                self.epoch = epoch
             return frame
         if frame.offset is not None:
             if self.offset is not None and frame.offset <= self.offset:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 from agentlanes.client import models as m
 
@@ -86,16 +87,24 @@ def check_conflicts(
     )
 
 
+def session_conflicts(session_id: str) -> Call[m.SessionConflicts]:
+    return Call(
+        "GET",
+        f"{API}/sessions/{quote(session_id, safe='')}/conflicts",
+        m.SessionConflicts.model_validate,
+    )
+
+
 def project() -> Call[m.ProjectInfo]:
     return Call("GET", f"{API}/project", m.ProjectInfo.model_validate)
 
 
-def event_log(since: int | None, limit: int | None) -> Call[m.EventLog]:
+def event_log(since: int | None, limit: int | None, epoch: str | None = None) -> Call[m.EventLog]:
     return Call(
         "GET",
         f"{API}/events/log",
         m.EventLog.model_validate,
-        params=_drop_unset(since=since, limit=limit),
+        params=_drop_unset(since=since, limit=limit, epoch=epoch),
     )
 
 

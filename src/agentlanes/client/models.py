@@ -23,6 +23,9 @@ class OverlappingFile(Model):
     pattern: str
     their_pattern: str
     example: str
+    # Certain unless both claim example only if if_directory (a prefix) is a directory.
+    certain: bool = True
+    if_directory: str | None = None
 
 
 class Conflict(Model):
@@ -30,6 +33,7 @@ class Conflict(Model):
     agent_name: str
     declared_area: str | None = None
     overlapping_area: bool = False
+    certain: bool = True  # the area overlaps or some file overlap is certain
     overlapping_files: list[OverlappingFile] = Field(default_factory=list)
 
 
@@ -81,10 +85,20 @@ class CheckoutResult(Model):
 class Presence(Model):
     sessions: list[Session] = Field(default_factory=list)
     offset: int = 0
+    # The history the offset belongs to: resume with ``since=offset&epoch=epoch``.
+    epoch: str | None = None
 
 
 class ConflictCheck(Model):
     conflicts: list[Conflict] = Field(default_factory=list)
+
+
+class SessionConflicts(Model):
+    """The full current conflicts of one live session (events carry a capped list)."""
+
+    session_id: str
+    conflicts: list[Conflict] = Field(default_factory=list)
+    conflicts_total: int = 0
 
 
 class ProjectInfo(Model):
@@ -110,3 +124,4 @@ class EventLog(Model):
     offset: int = 0
     last_offset: int = 0
     recovered: bool = True
+    epoch: str | None = None

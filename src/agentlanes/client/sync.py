@@ -122,13 +122,20 @@ class Client(ClientBase):
         """What these paths / patterns / area collide with; the own session is left out."""
         return self.run(calls.check_conflicts(paths, patterns, declared_area))
 
+    def session_conflicts(self, session_id: str) -> m.SessionConflicts:
+        """The full current conflicts of a live session of the project (events carry at
+        most ``event_max_conflicts`` of them)."""
+        return self.run(calls.session_conflicts(session_id))
+
     def project(self) -> m.ProjectInfo:
         """The project the API key opens (its conflict mode and heartbeat settings)."""
         return self.run(calls.project())
 
-    def event_log(self, since: int | None = None, limit: int | None = None) -> m.EventLog:
-        """Events after ``since`` over HTTP."""
-        return self.run(calls.event_log(since, limit))
+    def event_log(
+        self, since: int | None = None, limit: int | None = None, epoch: str | None = None
+    ) -> m.EventLog:
+        """Events after ``since`` over HTTP (of history ``epoch``, when given)."""
+        return self.run(calls.event_log(since, limit, epoch))
 
     # -- event stream ----------------------------------------------------------------------
     def events(
@@ -157,7 +164,7 @@ class Client(ClientBase):
         while True:
             try:
                 with connect(
-                    self._ws_url(resume.offset),
+                    self._ws_url(resume.offset, resume.epoch),
                     additional_headers=self._ws_headers(),
                     open_timeout=self.timeout,
                 ) as ws:

@@ -6,11 +6,14 @@ quickly.
 
 from .conflicts import Conflict, ConflictDetector, FileOverlap, Scope
 from .patterns import (
+    Overlap,
     PatternError,
     PatternLimits,
     claims,
+    claims_for_certain,
     normalise_path,
     normalise_pattern,
+    overlap,
     overlap_example,
 )
 
@@ -18,11 +21,14 @@ __all__ = [
     "Conflict",
     "ConflictDetector",
     "FileOverlap",
+    "Overlap",
     "PatternError",
     "PatternLimits",
     "Scope",
     "claims",
+    "claims_for_certain",
     "normalise_path",
     "normalise_pattern",
+    "overlap",
     "overlap_example",
 ]

@@ -17,6 +17,11 @@ pattern filed there can share a path with it. At each node it visits, one
 memoised search per group decides every pattern of that group exactly and
 spells the example. Staged paths walk the same trie alongside the sorted
 paths, so a subtree is only visited when some staged path lies below it.
+
+The walk reads patterns widely (a slash-less literal may be a directory), so
+it finds every pair that overlaps at all; each pair found is then told
+certain or not (:func:`_graded`), and an uncertain one carries the prefix of
+its example that must be a directory.
 """
 
 from __future__ import annotations
@@ -24,14 +29,20 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from .patterns import (
     GLOBSTAR,
     CompiledPattern,
     Rest,
+    certain_example,
     compile_pattern,
-    overlap_example,
+    compile_strict,
+    is_literal,
+    names_maybe_directory,
+    needs_directory,
+    overlap,
     shared_rest,
 )
 from .segments import ANY_SEGMENT
@@ -47,27 +58,53 @@ class Scope:
     patterns: tuple[str, ...]  # normalised
 
 
-class FileOverlap(NamedTuple):
-    """My pattern (or concrete path), theirs, and a path both claim.
+class _FileOverlapFields(NamedTuple):
+    pattern: str
+    their_pattern: str
+    example: str
+    certain: bool
+    if_directory: str | None
+
+
+class FileOverlap(_FileOverlapFields):
+    """My pattern (or concrete path), theirs, a path both claim, and whether for certain.
+
+    ``certain`` false: both claim ``example`` only if ``if_directory`` (a
+    prefix of it, named by a slash-less literal) is a directory.
 
     The answer types are named tuples: a check-in against thousands of
     sessions builds thousands of them, and a tuple is the cheapest immutable
     record Python makes.
     """
 
-    pattern: str
-    their_pattern: str
-    example: str
+    __slots__ = ()
+
+    def _asdict(self) -> dict[str, Any]:  # type: ignore[override]
+        """The wire shape (SPEC): ``if_directory`` only when the overlap is uncertain."""
+        out: dict[str, Any] = {
+            "pattern": self.pattern,
+            "their_pattern": self.their_pattern,
+            "example": self.example,
+            "certain": self.certain,
+        }
+        if self.if_directory is not None:
+            out["if_directory"] = self.if_directory
+        return out
 
 
 class Conflict(NamedTuple):
-    """Another live session that my scope collides with, and why."""
+    """Another live session that my scope collides with, and why.
+
+    ``certain``: the work areas are the same or some file overlap is certain
+    (what ``block`` mode refuses on).
+    """
 
     session_id: str
     agent_name: str
     declared_area: str | None
     overlapping_area: bool
     overlapping_files: tuple[FileOverlap, ...]
+    certain: bool
 
 
 class _Group:
@@ -194,9 +231,9 @@ class ConflictDetector:
                 ids[pattern] = self._free_ids.pop() if self._free_ids else len(ids)
                 self._trie_add(pattern)
                 for mine, kept in self._kept.items():
-                    example = overlap_example(mine, pattern)
-                    if example is not None:
-                        kept[pattern] = (_new(FileOverlap, (mine, pattern, example)),)
+                    found = overlap(mine, pattern)
+                    if found is not None:
+                        kept[pattern] = (_new(FileOverlap, (mine, pattern, *found)),)
             holders[sid] = None
         pids = tuple([ids[p] for p in dict.fromkeys(scope.patterns)])
         self._rows[sid] = (sid, scope.agent_name, scope.declared_area, pids)
@@ -281,11 +318,10 @@ class ConflictDetector:
                         break
                     del path[depth - 1].children[entry.prefix[depth - 1]]
 
-    def _overlaps_of(self, cp: CompiledPattern) -> dict[str, tuple[FileOverlap]]:
-        """Every live pattern sharing a path with ``cp``: {pattern: (overlap,)}
-        (see :func:`_record` for ``later``)."""
-        source = cp.source
-        found: dict[str, tuple[FileOverlap]] = {}
+    def _overlaps_of(self, cp: CompiledPattern) -> dict[str, str]:
+        """Every live pattern sharing a path with ``cp`` under the wide reading (``cp``
+        is compiled so): {pattern: example} (see :func:`_record` for ``later``)."""
+        found: dict[str, str] = {}
         later: dict[str, int] = {}
         # (mask, below the root) -> {rest key: example suffix, or None if disjoint}
         memo: dict[tuple[int, bool], dict[str, str | None]] = {}
@@ -298,10 +334,7 @@ class ConflictDetector:
         if cp.starts & cp.globstars:
             flat = self._plain_tails(cp, cp.starts, plain_memo)
         if flat is not None:
-            found = {
-                t: (_new(FileOverlap, (source, t, path + flat[key])),)
-                for t, (path, key) in self._plain_entries.items()
-            }
+            found = {t: path + flat[key] for t, (path, key) in self._plain_entries.items()}
             later = dict(self._plain_later)
         stack = [(self._root, cp.starts)]
         while stack:
@@ -326,9 +359,7 @@ class ConflictDetector:
                         example = node.path + "/" + suffix
                     else:
                         example = suffix
-                    _record(
-                        source, found, later, [(t, i, example) for t, i in group.members.items()]
-                    )
+                    _record(found, later, [(t, i, example) for t, i in group.members.items()])
             if not node.children:
                 continue
             names = cp.next_literals(mask)
@@ -343,7 +374,7 @@ class ConflictDetector:
                     if plain is not None:
                         below = child.plain_below()
                         if below is not None:
-                            _record_plain(source, found, later, below, plain)
+                            _record_plain(found, later, below, plain)
                             continue
                     after = cp.advance(mask, word)
                     if after:
@@ -370,7 +401,7 @@ class ConflictDetector:
         """
         kept = self._kept.pop(pattern, None)
         if kept is None:
-            these = self._overlaps_of(compile_pattern(pattern))
+            these = _graded(pattern, self._overlaps_of(compile_pattern(pattern)))
             budget = self._keep_per_pattern * len(self._ids)
             if not self._keep_from <= len(these) <= budget:
                 return these
@@ -484,8 +515,11 @@ class ConflictDetector:
 
         A scope overlaps when it has the same non-empty work area
         (case-sensitive) and/or one of its patterns shares a path with one of
-        ``patterns`` (normalised) or claims one of ``paths`` (normalised
-        concrete files, reported with ``example`` = the path). A conflict's
+        ``patterns`` (normalised; for certain, or only if a slash-less literal
+        is a directory) or claims one of ``paths`` (normalised concrete files,
+        reported with ``example`` = the path; always certain: a file that
+        exists has directories for parents). A conflict is ``certain`` when
+        the areas are the same or one of its overlaps is certain. A conflict's
         overlaps follow their patterns in their scope's order; the overlaps
         with one of their patterns follow my patterns, then my paths, in
         order.
@@ -515,7 +549,9 @@ class ConflictDetector:
             order = {p: k for k, p in enumerate(staged)}
             for theirs, claimed in self._claims_of(staged).items():
                 ranked = sorted(claimed, key=order.get)
-                claims = tuple([_new(FileOverlap, (p, theirs, p)) for p in ranked])
+                # A staged path is a file that exists, so its parents are
+                # directories: every claim on it is certain (docs/patterns.md).
+                claims = tuple([_new(FileOverlap, (p, theirs, p, True, None)) for p in ranked])
                 # Paths come after every pattern of mine.
                 hits[theirs] = hits.get(theirs, ()) + claims
         area_sids = self._areas.get(declared_area, {}) if declared_area else {}
@@ -543,11 +579,14 @@ class ConflictDetector:
             # A few short tuples each: summing them beats chaining (measured).
             files = sum(map(overlaps_of, pids), ())
             if (files or sid in area_sids) and sid != exclude_session_id:
-                add(_new(Conflict, (sid, name, area, sid in area_sids, files)))
+                same_area = sid in area_sids
+                sure = same_area or any(map(_is_certain, files))
+                add(_new(Conflict, (sid, name, area, same_area, files, sure)))
         return conflicts
 
 
 _Row = tuple[str, str, str | None, tuple[int, ...]]
+_is_certain = itemgetter(3)  # FileOverlap.certain, read without a Python-level call
 # tuple.__new__ builds a named tuple without the Python-level call its
 # constructor makes: noticeably cheaper when an answer holds thousands.
 _new = tuple.__new__
@@ -557,24 +596,84 @@ _PLAIN_RESTS = {
 }
 
 
+def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
+    """Each overlap found under the wide reading ({their pattern: example}), told
+    certain or not (SPEC "File patterns"): {their pattern: (overlap,)}.
+
+    The walk finds every pair that overlaps at all; a pair is certain when both
+    claim some path for certain (:func:`certain_example`, inlined here for the
+    common cases: an answer may hold thousands). An uncertain pair keeps the
+    walk's example, with the prefix of it that must be a directory.
+    """
+    mine_open = names_maybe_directory(mine)
+    mine_literal = is_literal(mine)
+    strict = None if mine_literal else compile_strict(mine)
+    tail = "" if strict is None else strict.fixed_tail  # '.md' for '**/*.md'
+    prefixes: dict[tuple[str, ...], int] = {}  # literal paths share their directories
+    out: dict[str, tuple[FileOverlap]] = {}
+    for theirs, example in found.items():
+        theirs_open = names_maybe_directory(theirs)
+        theirs_literal = theirs_open and is_literal(theirs)
+        if not mine_open and not theirs_open:
+            sure: str | None = example  # both read the same strictly and widely
+        elif theirs_literal:
+            # It claims only its own path for certain: does mine claim that path?
+            if example == theirs and not mine_open:
+                sure = theirs  # mine claims it, and reads the same either way
+            elif strict is None:
+                sure = theirs if theirs == mine else None
+            elif not theirs.endswith(tail):
+                sure = None  # mine matches only paths ending with its tail
+            else:
+                words = tuple(theirs.split("/"))
+                sure = theirs if strict.mask_after(words, prefixes) & strict.ends else None
+        elif mine_literal and not theirs_open and "{" not in theirs:
+            # Mine claims only its own path for certain, theirs (one alternative, read
+            # the same either way) claims for certain all it claims, and the walk
+            # spelled the shortest path both claim: certain exactly when that is mine.
+            sure = mine if example == mine else None
+        else:
+            sure = certain_example(mine, theirs, example)
+        if sure is not None:
+            out[theirs] = (_new(FileOverlap, (mine, theirs, sure, True, None)),)
+            continue
+        # Uncertain: the prefix of the example that must be a directory. A literal
+        # side needs its own path (unless the example is it), a side that reads the
+        # same either way needs nothing.
+        if not mine_open and theirs_literal:
+            # Mine would claim theirs itself for certain: the example lies below it.
+            out[theirs] = (_new(FileOverlap, (mine, theirs, example, False, theirs)),)
+            continue
+        if mine_literal:
+            k = 0 if example == mine else mine.count("/") + 1
+        else:
+            k = needs_directory(mine, example) if mine_open else 0
+        if theirs_open:
+            if theirs_literal:
+                k = max(k, 0 if example == theirs else theirs.count("/") + 1)
+            else:
+                k = max(k, needs_directory(theirs, example))
+        need = "/".join(example.split("/")[:k])
+        out[theirs] = (_new(FileOverlap, (mine, theirs, example, False, need)),)
+    return out
+
+
 def _record_plain(
-    source: str,
-    found: dict[str, tuple[FileOverlap]],
+    found: dict[str, str],
     later: dict[str, int],
     below: list[tuple[str, int, str, str]],
     tails: dict[str, str],
 ) -> None:
-    """Record every plain pattern of ``below`` as overlapping ``source``."""
-    _record(source, found, later, [(t, i, path + tails[key]) for t, i, path, key in below])
+    """Record every plain pattern of ``below`` as overlapping."""
+    _record(found, later, [(t, i, path + tails[key]) for t, i, path, key in below])
 
 
 def _record(
-    source: str,
-    found: dict[str, tuple[FileOverlap]],
+    found: dict[str, str],
     later: dict[str, int],
     overlaps: list[tuple[str, int, str]],
 ) -> None:
-    """Record each (their pattern, alternative, example) as overlapping ``source``.
+    """Record each (their pattern, alternative, example) as overlapping.
 
     A pattern met through several of its brace alternatives keeps the first
     alternative's example; ``later`` holds the alternative a pattern was met
@@ -587,4 +686,4 @@ def _record(
             later[theirs] = index
         elif later:
             later.pop(theirs, None)
-        found[theirs] = (_new(FileOverlap, (source, theirs, example)),)
+        found[theirs] = example

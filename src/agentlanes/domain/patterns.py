@@ -2,10 +2,14 @@
 
 Semantics (SPEC "File patterns"): wcmatch ``globmatch`` with ``GLOBSTAR |
 BRACE | DOTGLOB`` (plus ``FORCEUNIX`` so a developer's laptop and the server
-agree), and a pattern whose last segment has no wildcard also claims what
-lies below what it matches. Two patterns overlap when a valid relative path
-is claimed by both; :func:`overlap_example` decides that exactly and returns
-such a path.
+agree). A brace alternative ending in ``/`` also claims everything below what
+it matches; one whose last segment has no wildcard (``Makefile``) claims
+what lies below what it matches only if that is a directory. Two patterns
+overlap for certain when a valid relative path is claimed by both without
+reading such a literal as a directory (the strict reading), else only if a
+directory when one is claimed by both once such literals may be directories
+(the wide reading). :func:`overlap` decides both exactly and returns an
+example; :func:`overlap_example` is the wide decision alone.
 
 How: braces are expanded (by ``bracex``, as wcmatch does), each alternative
 becomes a list of elements — a parsed segment, or ``GLOBSTAR`` (zero or more
@@ -24,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import count, islice
+from typing import NamedTuple
 
 import bracex
 from wcmatch import glob
@@ -84,7 +89,7 @@ _WILDCARD = re.compile(r"\\.|[*?\[]", re.DOTALL)
 # Normalisation
 
 
-def _normalise_text(raw: str, kind: str) -> str:
+def _normalise_text(raw: str, kind: str, *, keep_slash: bool = False) -> str:
     if "\x00" in raw:
         raise PatternError(raw, f"{kind} contains a NUL byte")
     text = _MULTI_SLASH.sub("/", raw.strip())
@@ -92,10 +97,14 @@ def _normalise_text(raw: str, kind: str) -> str:
         raise PatternError(raw, f"{kind} must be relative, not absolute")
     while text.startswith("./"):
         text = text[2:]
-    text = text.removesuffix("/")
-    if not text:
+    # A pattern keeps its trailing '/': it claims a directory (SPEC). A concrete
+    # path names a file, so its trailing '/' means nothing and goes.
+    body = text.removesuffix("/")
+    if not body:
         raise PatternError(raw, f"{kind} is empty")
-    for segment in text.split("/"):
+    if not keep_slash:
+        text = body
+    for segment in body.split("/"):
         if segment == "..":
             raise PatternError(raw, f"{kind} has a '..' segment")
         if segment == ".":
@@ -119,14 +128,15 @@ def normalise_path(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
 def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     """Normalise a file pattern (SPEC rules) and check it against the limits.
 
+    A trailing ``/`` is kept: it marks a directory claim (``src/api/``).
     Refuses (PatternError): empty, absolute, a ``..`` or ``.`` segment, a NUL
     byte, too long, too many wildcards, a brace expansion that yields too
-    many alternatives, too many characters in all, or an absolute or ``..``
-    alternative, and anything wcmatch cannot compile.
+    many alternatives, too many characters in all, or an absolute, ``..`` or
+    ``.`` alternative, and anything wcmatch cannot compile.
     """
     if len(raw) > limits.max_length * 2:
         raise PatternError(raw[:80] + "…", f"pattern longer than {limits.max_length} characters")
-    text = _normalise_text(raw, "pattern")
+    text = _normalise_text(raw, "pattern", keep_slash=True)
     if len(text) > limits.max_length:
         raise PatternError(text, f"pattern longer than {limits.max_length} characters")
     wildcards = sum(1 for m in _WILDCARD.finditer(text) if len(m.group()) == 1)
@@ -139,8 +149,11 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     for alt in alternatives:
         if alt.startswith("/"):
             raise PatternError(text, f"brace alternative {alt!r} is absolute")
-        if ".." in alt.split("/"):
+        segments = alt.split("/")
+        if ".." in segments:
             raise PatternError(text, f"brace alternative {alt!r} has a '..' segment")
+        if "." in segments:
+            raise PatternError(text, f"brace alternative {alt!r} has a '.' segment")
     try:
         compile_pattern(text)
     except sg.SegmentSyntaxError as exc:  # pragma: no cover - defensive
@@ -150,6 +163,9 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
 
 def _expand(pattern: str, limit: int) -> list[str]:
     """Brace alternatives exactly as wcmatch makes them; PatternError if too many."""
+    if "{" not in pattern:  # no brace: the pattern itself (bracex would say so, slowly)
+        collapsed = _MULTI_SLASH.sub("/", pattern)
+        return [collapsed] if collapsed else []
     try:
         expanded = bracex.iexpand(pattern, keep_escapes=True, limit=0, return_empty=True)
         alts = list(islice(expanded, limit + 1))
@@ -241,6 +257,11 @@ class Automaton:
         self.literals = tuple(s.literal if s is not None else None for s in segs)
         self.globstars = _mask(globstars)
         self.ends = _mask(ends)
+        # Ends right after a literal segment: in a strictly compiled pattern, where
+        # an alternative ending in a slash-less literal matches (maybe a directory).
+        self.literal_ends = _mask(
+            [e for e in ends if e and kinds[e - 1] == _SEG and segs[e - 1].literal is not None]  # type: ignore[union-attr]
+        )
         self.witnessed = _mask(witnessed)  # segment positions that accept some valid word
         self.by_segment = {seg: _mask(ps) for seg, ps in by_segment.items()}
         self.segments = _mask([p for ps in by_segment.values() for p in ps])
@@ -436,9 +457,12 @@ def _key(alt: Alternative) -> str:
 class CompiledPattern(Automaton):
     """A pattern as alternatives of elements, one automaton over all of them, and a regex."""
 
-    def __init__(self, source: str, alternatives: tuple[Alternative, ...]) -> None:
+    def __init__(
+        self, source: str, alternatives: tuple[Alternative, ...], *, name: str | None = None
+    ) -> None:
         super().__init__(alternatives)
         self.source = source
+        self.name = source if name is None else name  # names this reading in memo keys
         self._shapes: dict[int, str | tuple[str, int]] = {}
         self.alternatives = alternatives
         # Leading literal segments common to all alternatives.
@@ -474,7 +498,7 @@ class CompiledPattern(Automaton):
                 part = "**" if kind == _GLOB else "\x00" if kind == _END else seg.source  # type: ignore[union-attr]
                 size += len(part) + 1
                 if size > _SHAPE_CHARS:
-                    found = (self.source, low)
+                    found = (self.name, low)
                     break
                 parts.append(part)
             else:
@@ -486,6 +510,23 @@ class CompiledPattern(Automaton):
     def regex(self) -> re.Pattern[str]:
         """Matches "/" + path for exactly the paths the pattern claims (built on first use)."""
         return _regex(self.alternatives)
+
+    @cached_property
+    def fixed_tail(self) -> str:
+        """The characters every path this pattern matches ends with ('.md' for
+        '**/*.md'); '' when an alternative ends with '**'. A cheap refusal: a path
+        without it is not matched."""
+        tails: list[str] = []
+        for alt in self.alternatives:
+            last = alt[-1]
+            if last is GLOBSTAR:
+                return ""
+            tails.append(last.tail)  # type: ignore[union-attr]
+        shortest = min(tails, key=len)
+        n = len(shortest)
+        while n and not all(t.endswith(shortest[len(shortest) - n :]) for t in tails):
+            n -= 1
+        return shortest[len(shortest) - n :] if n else ""
 
     def claims(self, path: str) -> bool:
         """Same verdict as :func:`claims` for a normalised path, much faster."""
@@ -615,14 +656,32 @@ def shared_rest(alternatives: tuple[Alternative, ...]) -> Rest:
 
 @lru_cache(maxsize=8192)
 def compile_pattern(pattern: str) -> CompiledPattern:
-    """Compile a normalised pattern (cached). Limits were checked when normalising."""
-    alternatives = tuple(_compile_alternative(alt) for alt in _expand(pattern, _EXPANSION_CAP))
+    """Compile a normalised pattern under the wide reading (cached): a literal last
+    segment also claims everything below what it matches, as if it were a
+    directory. Limits were checked when normalising."""
+    alternatives = tuple(
+        _compile_alternative(alt, strict=False) for alt in _expand(pattern, _EXPANSION_CAP)
+    )
     return CompiledPattern(pattern, alternatives)
 
 
-def _compile_alternative(alt: str) -> Alternative:
+@lru_cache(maxsize=8192)
+def compile_strict(pattern: str) -> CompiledPattern:
+    """Compile a normalised pattern under the strict reading (cached): what it claims
+    for certain, never reading a slash-less literal as a directory."""
+    if not names_maybe_directory(pattern):
+        return compile_pattern(pattern)  # both readings are the same
+    alternatives = tuple(
+        _compile_alternative(alt, strict=True) for alt in _expand(pattern, _EXPANSION_CAP)
+    )
+    # A name of its own, so that memo keys never mix the two readings of one pattern.
+    return CompiledPattern(pattern, alternatives, name="\x00" + pattern)
+
+
+def _compile_alternative(alt: str, *, strict: bool) -> Alternative:
+    directory = alt.endswith("/")
     elements: list[Element] = []
-    for text in alt.split("/"):
+    for text in alt.removesuffix("/").split("/"):
         if text == "**":
             if not elements or elements[-1] is not GLOBSTAR:
                 elements.append(GLOBSTAR)
@@ -630,12 +689,42 @@ def _compile_alternative(alt: str) -> Alternative:
             elements.append(sg.parse_segment(text))
     last = elements[-1]
     if last is GLOBSTAR:
-        # A trailing '**' needs at least one segment: 'a/**' does not match 'a'.
+        # A trailing '**' needs at least one segment: 'a/**' does not match 'a'
+        # (and everything below is matched already, '/' or not).
         elements[-1:] = [sg.ANY_SEGMENT, GLOBSTAR]
-    elif last.literal is not None:  # type: ignore[union-attr]
-        # The claim rule: a last segment without wildcards may be a directory.
+    elif directory:
+        # 'src/api/' claims what 'src/api' matches and everything below it.
+        elements.append(GLOBSTAR)
+    elif last.literal is not None and not strict:  # type: ignore[union-attr]
+        # The wide reading: a last segment without wildcards may be a directory.
         elements.append(GLOBSTAR)
     return tuple(elements)
+
+
+@lru_cache(maxsize=65536)
+def names_maybe_directory(pattern: str) -> bool:
+    """Whether some brace alternative of a normalised pattern ends with a literal
+    segment and no '/': only then do its strict and wide readings differ.
+
+    Its own cache, larger than the compiled patterns': the detector asks it of
+    every live pattern an answer holds, and a server holds more live patterns
+    than it keeps compiled.
+    """
+    return any(
+        not alt.endswith("/") and _last_segment_is_literal(alt)
+        for alt in _expand(pattern, _EXPANSION_CAP)
+    )
+
+
+_SPECIAL = re.compile(r"[*?\[\\{]")
+
+
+@lru_cache(maxsize=65536)
+def is_literal(pattern: str) -> bool:
+    """Whether a normalised pattern names one path, file or directory (no wildcard, no
+    brace, no escape, no trailing '/'): it claims that path for certain and what is
+    below it only if it is a directory."""
+    return _SPECIAL.search(pattern) is None and not pattern.endswith("/")
 
 
 def _common_literal_prefix(alternatives: tuple[Alternative, ...]) -> tuple[str, ...]:
@@ -678,25 +767,40 @@ def _last_segment_is_literal(alt: str) -> bool:
     return last != "**" and sg.parse_segment(last).literal is not None
 
 
+def _alternative_claims(alt: str, path: str, parents: list[str], wide: bool) -> bool:
+    directory = alt.endswith("/")
+    body = alt.removesuffix("/")
+    if glob.globmatch(path, body, flags=_ALT_FLAGS):
+        return True
+    if directory or (wide and _last_segment_is_literal(body)):
+        return any(glob.globmatch(parent, body, flags=_ALT_FLAGS) for parent in parents)
+    return False
+
+
 @lru_cache(maxsize=65536)
 def claims(pattern: str, path: str) -> bool:
-    """Whether a normalised pattern claims a normalised concrete path (SPEC).
+    """Whether a normalised pattern claims a normalised concrete path, reading a
+    literal last segment as possibly a directory (SPEC, the wide reading).
 
-    ``globmatch(path, pattern, flags=GLOBSTAR|BRACE|DOTGLOB)``, or, for a
-    brace alternative whose last segment has no wildcard, ``path`` lies below
-    a path that alternative matches.
+    For each brace alternative: ``globmatch(path, alternative, flags=GLOBSTAR|DOTGLOB)``;
+    or ``path`` lies below a path the alternative matches, when the alternative
+    ends with ``/`` or its last segment has no wildcard. Right for a path that
+    exists (a file's parents are directories): the guard and staged paths.
     """
-    if glob.globmatch(path, pattern, flags=FLAGS):
-        return True
     parents = _parents(path)
-    if not parents:
-        return False
-    for alt in _expand(pattern, _EXPANSION_CAP):
-        if _last_segment_is_literal(alt) and any(
-            glob.globmatch(parent, alt, flags=_ALT_FLAGS) for parent in parents
-        ):
-            return True
-    return False
+    return any(
+        _alternative_claims(alt, path, parents, True) for alt in _expand(pattern, _EXPANSION_CAP)
+    )
+
+
+@lru_cache(maxsize=65536)
+def claims_for_certain(pattern: str, path: str) -> bool:
+    """Whether a normalised pattern claims ``path`` without reading any slash-less
+    literal as a directory (SPEC, the strict reading)."""
+    parents = _parents(path)
+    return any(
+        _alternative_claims(alt, path, parents, False) for alt in _expand(pattern, _EXPANSION_CAP)
+    )
 
 
 def _parents(path: str) -> list[str]:
@@ -715,13 +819,134 @@ def _parents(path: str) -> list[str]:
 # pattern of the same shape.
 
 
-def overlap_example(a: str, b: str) -> str | None:
-    """A path claimed by both normalised patterns, or None when there is none.
+class Overlap(NamedTuple):
+    """How two patterns overlap (SPEC "File patterns").
 
-    Exact: None means no valid relative path is claimed by both. The verdict
-    and the example do not depend on argument order. Memoised.
+    ``certain``: ``example`` is claimed by both without reading any slash-less
+    literal as a directory. Otherwise ``example`` is claimed by both only if
+    ``if_directory`` (a prefix of it) is a directory.
+    """
+
+    example: str
+    certain: bool
+    if_directory: str | None
+
+
+def overlap(a: str, b: str) -> Overlap | None:
+    """Whether two normalised patterns overlap for certain, only if a path is a
+    directory, or not at all (None).
+
+    Both decisions are exact, and a certain overlap is never reported as
+    uncertain. The verdict and the example do not depend on argument order.
+    Memoised (two string verdicts per pair).
+    """
+    example = _overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
+    if example is None:
+        return None
+    sure = certain_example(a, b, example)
+    if sure is not None:
+        return Overlap(sure, True, None)
+    return Overlap(example, False, directory_needed(a, b, example))
+
+
+def certain_example(a: str, b: str, example: str) -> str | None:
+    """A path both claim for certain, or None; given that they overlap (under the
+    wide reading) at ``example``. Symmetric. Cheap where it can be:
+
+    - when neither pattern has a brace alternative ending in a slash-less
+      literal, both read the same either way: ``example`` is certain;
+    - a literal pattern (``package.json``) claims only its own path for
+      certain: one read of the other's strict automaton decides;
+    - else the memoised strict pair verdict.
+    """
+    if not (names_maybe_directory(a) or names_maybe_directory(b)):
+        return example
+    if is_literal(b):
+        return b if claims_strictly(a, b) else None
+    if is_literal(a):
+        return a if claims_strictly(b, a) else None
+    return _certain_overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
+
+
+def overlap_example(a: str, b: str) -> str | None:
+    """A path claimed by both normalised patterns under the wide reading (a
+    slash-less literal may be a directory), or None when there is none.
+
+    Exact: None means no valid relative path is claimed by both, even if
+    every such literal were a directory. The verdict and the example do not
+    depend on argument order. Memoised. :func:`overlap` says whether it is certain.
     """
     return _overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
+
+
+def certain_overlap_example(a: str, b: str) -> str | None:
+    """A path both normalised patterns claim for certain (strict reading), or None. Exact."""
+    return _certain_overlap(a + "\x00" + b if a <= b else b + "\x00" + a)
+
+
+def directory_needed(a: str, b: str, example: str) -> str | None:
+    """The prefix of ``example`` that must be a directory for both patterns to claim
+    it: None when both claim it for certain.
+
+    Each side needs the shortest of its matches that ``example`` lies below (a
+    longer one being a directory makes the shorter one a directory too); the
+    pair needs the longer of the two sides' needs.
+    """
+    return leading(example, max(needs_directory(a, example), needs_directory(b, example)))
+
+
+def leading(path: str, k: int) -> str | None:
+    """The first ``k`` segments of ``path``; None for none."""
+    return "/".join(path.split("/")[:k]) if k else None
+
+
+def needs_directory(pattern: str, path: str) -> int:
+    """0 when ``pattern`` claims ``path`` for certain; else the number of leading
+    segments of ``path`` that must name a directory for it to claim ``path``
+    (the fewest: a longer prefix being a directory makes a shorter one one too).
+    Memoised. ValueError when it does not claim ``path`` even so."""
+    if is_literal(pattern):  # claims itself for certain, and below only as a directory
+        return 0 if path == pattern else pattern.count("/") + 1
+    if not names_maybe_directory(pattern):
+        return 0  # reads the same widely and strictly: what it claims, it claims for certain
+    return _needs(pattern + "\x00" + path)
+
+
+@lru_cache(maxsize=65536)
+def _needs(key: str) -> int:
+    pattern, _, path = key.partition("\x00")
+    cp = compile_strict(pattern)
+    words = path.split("/")
+    mask = cp.starts
+    first = 0  # the fewest leading words matched by an alternative ending in a literal
+    for k, word in enumerate(words, 1):
+        mask = cp.advance(mask, word)
+        if not mask:
+            break
+        if not first and k < len(words) and mask & cp.literal_ends:
+            first = k
+    if mask & cp.ends:
+        return 0
+    if first:
+        return first
+    raise ValueError(f"{pattern!r} does not claim {path!r}")
+
+
+def claims_strictly(pattern: str, path: str) -> bool:
+    """:func:`claims_for_certain` by the compiled pattern (fast; a normalised path)."""
+    if is_literal(pattern):
+        return path == pattern
+    cp = compile_strict(pattern)
+    if not path.endswith(cp.fixed_tail):
+        return False
+    return cp.accepts(cp.starts, tuple(path.split("/")))
+
+
+@lru_cache(maxsize=262144)
+def _certain_overlap(pair: str) -> str | None:
+    """:func:`certain_overlap_example` of the patterns in ``pair`` ('a NUL b', a <= b)."""
+    a, _, b = pair.partition("\x00")
+    return _decide(compile_strict(a), compile_strict(b))
 
 
 @lru_cache(maxsize=262144)
@@ -735,7 +960,12 @@ def _overlap(pair: str) -> str | None:
     (docs/operations.md).
     """
     a, _, b = pair.partition("\x00")
-    pa, pb = compile_pattern(a), compile_pattern(b)
+    return _decide(compile_pattern(a), compile_pattern(b))
+
+
+def _decide(pa: CompiledPattern, pb: CompiledPattern) -> str | None:
+    """A path both compiled patterns claim (under the reading they were compiled
+    for), or None."""
     n = min(len(pa.literal_prefix), len(pb.literal_prefix))
     if pa.literal_prefix[:n] != pb.literal_prefix[:n]:
         return None
@@ -945,6 +1175,8 @@ def clear_verdict_caches() -> None:
     """Forget every memoised verdict, keeping compiled patterns (as a server compiles
     a pattern when it normalises it)."""
     _overlap.cache_clear()
+    _certain_overlap.cache_clear()
+    _needs.cache_clear()
     _REST_MEMO.clear()
     _LEAD_MEMO.clear()
     sg.intersect.cache_clear()
@@ -955,5 +1187,13 @@ def clear_caches() -> None:
     """Empty every module-level cache (benchmarks measure cold costs with it)."""
     clear_verdict_caches()
     _RESTS.clear()
-    for fn in (compile_pattern, claims, sg.parse_segment):
+    for fn in (
+        compile_pattern,
+        compile_strict,
+        claims,
+        claims_for_certain,
+        is_literal,
+        names_maybe_directory,
+        sg.parse_segment,
+    ):
         fn.cache_clear()

@@ -29,6 +29,9 @@ class Frame:
         return cls(int(event["offset"]), json.dumps(event, separators=(",", ":")))
 
 
+# Projects whose newest offset is remembered before the map starts afresh.
+NEWEST_KEPT = 100_000
+
 # An item in a subscriber's queue that means "look in the event log for anything newer".
 POLL = Frame(-1, "")
 
@@ -95,6 +98,9 @@ class Hub(ABC):
         # The newest offset this process has seen per project with local subscribers;
         # the catch-up job compares it with the database to find lost notifications.
         self._seen: dict[int, int] = {}
+        # The newest offset committed anywhere that reached this process, per project
+        # (subscribers or not): tells the live projection when it is behind.
+        self._newest: dict[int, int] = {}
 
     async def start(self) -> None:  # noqa: B027  (optional for backends)
         """Connect to the backend, if any."""
@@ -124,12 +130,22 @@ class Hub(ABC):
         """Projects with at least one subscriber in this process."""
         return list(self._subscribers)
 
+    def newest(self, project_id: int) -> int:
+        """The newest offset of the project known to have been committed (0: none seen)."""
+        return self._newest.get(project_id, 0)
+
     def deliver_local(self, project_id: int, frames: list[Frame]) -> None:
         """Hand events to this process's subscribers of the project."""
-        subscribers = self._subscribers.get(project_id)
-        if not subscribers or not frames:
+        if not frames:
             return
         newest = frames[-1].offset
+        if newest > self._newest.get(project_id, 0):
+            if len(self._newest) >= NEWEST_KEPT and project_id not in self._newest:
+                self._newest.clear()
+            self._newest[project_id] = newest
+        subscribers = self._subscribers.get(project_id)
+        if not subscribers:
+            return
         if newest > self._seen.get(project_id, 0):
             self._seen[project_id] = newest
         for subscriber in tuple(subscribers):

@@ -18,7 +18,7 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.store.coordination import RegisteredAgent
 from agentlanes.store.models import Project
 
-ROLE_RE = re.compile(r"^[A-Za-z0-9._ -]{1,64}$")
+ROLE_RE = re.compile(r"^[A-Za-z0-9._ -]{1,64}\Z")
 MAX_CONFIG_BYTES = 16_384
 
 

@@ -71,7 +71,10 @@ async def create_checkpoint(
         found = set((await tx.session.exec(stmt)).all())
         for index, task_id in enumerate(task_ids):
             if task_id not in found:
-                raise InvalidInput("task_ids", f"no task {task_id!r} in this project", index=index)
+                # 404, not 400: the request is well formed, what it names does not exist.
+                raise NotFound(
+                    f"task_ids: no task {task_id!r} in this project", field="task_ids", index=index
+                )
         cp = Checkpoint(
             id=checks.new_id("chk"),
             project_id=project.id,

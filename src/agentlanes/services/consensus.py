@@ -142,7 +142,8 @@ async def create(
     async with ctx.project_tx(project.id) as tx:
         session = await acting_session(tx.session, project, token)
         now = utcnow()
-        live = await queries.live_sessions(tx.session, project.id, now)
+        current = await ctx.projections.current(tx.session, project.id)
+        live = await current.live(ctx.liveness, now)
         voters = sorted({s.agent_name for s in live if s.agent_name != session.agent_name})
         r = ConsensusRequest(
             id=checks.new_id("cns"),

@@ -13,10 +13,14 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import iso, utcnow
 from agentlanes.hub import Hub
-from agentlanes.services.scope import DetectorCache
+from agentlanes.services.liveness import Liveness, create_liveness
+from agentlanes.services.projection import Projections
 from agentlanes.settings import Settings
 from agentlanes.store.database import Database
 from agentlanes.store.models import Event
+
+# Token hashes remembered with their sessions before the map starts afresh.
+TOKEN_IDS_KEPT = 100_000
 
 
 @dataclass
@@ -71,8 +75,27 @@ class ServiceContext:
     settings: Settings
     db: Database
     hub: Hub
-    detectors: DetectorCache = field(default_factory=DetectorCache)
+    projections: Projections = field(default_factory=Projections)
+    # Token hash -> (project id, session id), learned at check-in and as heartbeats come
+    # (the pair never changes), so a hot request needs no read to find its session.
+    token_ids: dict[str, tuple[int, str]] = field(default_factory=dict)
     known_projects: RecentProjects = field(default_factory=RecentProjects)
+    # Heartbeats off the database (memory, or Redis with several processes).
+    liveness: Liveness = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.liveness is None:
+            self.liveness = create_liveness(self.settings)
+
+    def known_token(self, project_id: int, token_hash: str) -> str | None:
+        """The session id of a token seen before in this project, if any."""
+        known = self.token_ids.get(token_hash)
+        return known[1] if known is not None and known[0] == project_id else None
+
+    def remember_token(self, project_id: int, token_hash: str, session_id: str) -> None:
+        if len(self.token_ids) >= TOKEN_IDS_KEPT:
+            self.token_ids.clear()
+        self.token_ids[token_hash] = (project_id, session_id)
 
     @contextlib.asynccontextmanager
     async def project_tx(self, project_id: int) -> AsyncIterator[ProjectTx]:
@@ -83,4 +106,5 @@ class ServiceContext:
             yield tx
             await session.flush()
         if tx.events:
+            self.projections.applied(project_id, tx.events)
             await self.hub.publish(project_id, tx.events)

@@ -8,6 +8,7 @@ leases end with it (``lease.released`` with the session's end reason).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,6 +24,9 @@ from agentlanes.store.coordination import Lease, LeaseCounter
 from agentlanes.store.models import AgentSession, Project
 
 MAX_RESOURCE_CHARS = 256
+# Control characters (Unicode category Cc): the one thing a resource key may not hold. A
+# regex, not str.isprintable(), so that the OpenAPI document can state the same rule.
+RESOURCE_FORBIDDEN = "[\\x00-\\x1f\\x7f-\\x9f]"
 
 
 def resource_key(value: str | None, field: str = "resource") -> str:
@@ -31,8 +35,8 @@ def resource_key(value: str | None, field: str = "resource") -> str:
         raise InvalidInput(field, "required: a resource key such as deploy:prod")
     if not 1 <= len(value) <= MAX_RESOURCE_CHARS:
         raise InvalidInput(field, f"must be 1-{MAX_RESOURCE_CHARS} characters")
-    if not value.isprintable():
-        raise InvalidInput(field, "must be printable characters only")
+    if re.search(RESOURCE_FORBIDDEN, value):
+        raise InvalidInput(field, "must not contain control characters")
     return value
 
 

@@ -61,7 +61,10 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
     """End the project's overdue sessions as ``timed_out``; return how many ended here.
 
     Runs under the project lock and re-reads inside it, so with several processes
-    (or a heartbeat racing the job) each session times out exactly once."""
+    (or a heartbeat racing the job) each session times out exactly once. Heartbeats not
+    yet written through are consulted first (``Liveness.claim_overdue``): a session with
+    a fresh one is written through and kept, and one without is marked ended there in
+    the same step, so no heartbeat is accepted for it afterwards."""
     async with ctx.project_tx(project_id) as tx:
         now = utcnow()
         stmt = select(AgentSession).where(
@@ -69,11 +72,21 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
             AgentSession.status == "active",
             col(AgentSession.expires_at) <= now,
         )
-        # Lock the rows: a racing heartbeat waits, then finds the session ended.
-        overdue = (await tx.session.exec(stmt.with_for_update())).all()
-        for session in overdue:
-            await end_session(tx, session, "timed_out", now=now)
-        return len(overdue)
+        # Lock the rows: a racing checkout or status change waits, then finds them ended.
+        due = (await tx.session.exec(stmt.with_for_update())).all()
+        if not due:
+            return 0
+        overdue, fresh = await ctx.liveness.claim_overdue([s.id for s in due], now)
+        ended = set(overdue)
+        for session in due:
+            beat = fresh.get(session.id)
+            if beat is not None:
+                session.last_heartbeat_at = beat.at
+                session.expires_at = beat.expires_at
+                tx.session.add(session)
+            elif session.id in ended:
+                await end_session(tx, session, "timed_out", now=now)
+        return len(ended)
 
 
 async def overdue_project_ids(ctx: ServiceContext) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from secrets import token_hex
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -32,8 +33,9 @@ class ProjectInput:
 
 
 def slugify(name: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
-    return slug[:64].rstrip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")[:64].rstrip("-")
+    # A name with nothing to make a slug of (all punctuation, or not Latin) still gets one.
+    return slug or f"project-{token_hex(3)}"
 
 
 async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, Any]:
@@ -42,7 +44,7 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
     if not name or len(name) > 200:
         raise InvalidInput("name", "must be 1-200 characters")
     slug = data.slug if data.slug is not None else slugify(name)
-    if not SLUG_RE.match(slug):
+    if not SLUG_RE.fullmatch(slug):
         raise InvalidInput("slug", "must be 1-64 characters of a-z 0-9 - (starting with a-z 0-9)")
     mode = data.conflict_mode or ctx.settings.conflict_mode
     if mode not in MODES:
@@ -61,7 +63,7 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
         raise InvalidInput("heartbeat_ttl_seconds", "must be at least heartbeat_interval_seconds")
     keys = data.agent_config_keys or []
     for key in keys:
-        if not re.match(r"^[A-Za-z0-9_.-]{1,64}$", key):
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key):
             raise InvalidInput("agent_config_keys", f"bad key {key!r}: 1-64 of A-Z a-z 0-9 _ . -")
 
     api_key = secrets.new_api_key()

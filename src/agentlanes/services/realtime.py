@@ -49,23 +49,53 @@ async def project_for_realtime_token(ctx: ServiceContext, token: str) -> Project
     return project
 
 
+def resumable(
+    *, since: int, epoch: str | None, current_epoch: str, last: int, oldest: int | None
+) -> bool:
+    """Whether the events after ``since`` can be served as asked (SPEC, Events): ``since``
+    of this history (epoch), not newer than the last offset, and not older than the kept
+    history."""
+    if epoch is not None and epoch != current_epoch:
+        return False
+    if since > last:
+        return False
+    if since == last:
+        return True
+    return oldest is not None and oldest <= since + 1
+
+
 async def event_log(
-    ctx: ServiceContext, project: Project, *, since: int | None, limit: int | None
+    ctx: ServiceContext,
+    project: Project,
+    *,
+    since: int | None,
+    limit: int | None,
+    epoch: str | None = None,
 ) -> dict[str, Any]:
+    """Events after ``since``. When they cannot be served as asked (``since`` too old,
+    newer than the last offset, or of another epoch) the answer says ``recovered: false``
+    and starts from the oldest kept event of the current history instead."""
     if since is not None and since < 0:
         raise InvalidInput("since", "must be a non-negative offset")
     if limit is not None and not 1 <= limit <= MAX_LOG_LIMIT:
         raise InvalidInput("limit", f"must be 1-{MAX_LOG_LIMIT}")
+    if epoch is not None and not 1 <= len(epoch) <= 32:
+        raise InvalidInput("epoch", "must be 1-32 characters")
     assert project.id is not None
+    after = since or 0
     async with ctx.db.read() as db:
         last = await queries.last_offset(db, project.id)
-        rows = await queries.events_after(db, project.id, since or 0, limit or 100)
         oldest = await queries.oldest_offset(db, project.id)
-    after = since or 0
-    complete = (oldest is None and after >= last) or (oldest is not None and oldest <= after + 1)
+        recovered = resumable(
+            since=after, epoch=epoch, current_epoch=project.epoch, last=last, oldest=oldest
+        )
+        if not recovered:
+            after = 0
+        rows = await queries.events_after(db, project.id, after, limit or 100)
     return {
         "events": [event_view(e) for e in rows],
-        "offset": rows[-1].offset if rows else max(after, 0),
+        "offset": rows[-1].offset if rows else (after if recovered else last),
         "last_offset": last,
-        "recovered": bool(complete),
+        "epoch": project.epoch,
+        "recovered": recovered,
     }

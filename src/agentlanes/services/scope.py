@@ -9,7 +9,6 @@ import secrets
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
 from agentlanes.domain.patterns import (
     PatternError,
     PatternLimits,
@@ -18,9 +17,8 @@ from agentlanes.domain.patterns import (
 )
 from agentlanes.errors import InvalidInput
 from agentlanes.settings import Settings
-from agentlanes.store.models import AgentSession
 
-AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")  # \Z: no trailing newline
 MAX_AREA_CHARS = 256
 MAX_META_BYTES = 16_384
 MAX_STATUS_TEXT_CHARS = 2_000
@@ -120,63 +118,3 @@ def status_text(value: str | None) -> str | None:
     if value is not None and len(value) > MAX_STATUS_TEXT_CHARS:
         raise InvalidInput("status_text", f"must be at most {MAX_STATUS_TEXT_CHARS} characters")
     return value
-
-
-def to_scope(s: AgentSession) -> Scope:
-    return Scope(
-        session_id=s.id,
-        agent_name=s.agent_name,
-        declared_area=s.declared_area,
-        patterns=tuple(s.declared_files or ()),
-    )
-
-
-class DetectorCache:
-    """One ConflictDetector per project, kept in step with the live sessions.
-
-    Each request still reads the live sessions from the database (the truth, shared by
-    every process); only the difference since the last request of this process is
-    applied to the index, so its compiled patterns and memoised verdicts carry over.
-    """
-
-    def __init__(self, max_projects: int = 1024) -> None:
-        self.max_projects = max_projects
-        self._entries: dict[int, tuple[ConflictDetector, dict[str, Scope]]] = {}
-
-    def find(
-        self,
-        project_id: int,
-        live: Sequence[AgentSession],
-        *,
-        declared_area: str | None = None,
-        patterns: Sequence[str] = (),
-        paths: Sequence[str] = (),
-        exclude_session_id: str | None = None,
-        exclude_agent_name: str | None = None,
-    ) -> list[Conflict]:
-        """Conflicts with the given live sessions, oldest session first."""
-        current = {s.id: to_scope(s) for s in live}
-        entry = self._entries.pop(project_id, None)
-        if entry is None:
-            detector = ConflictDetector(current.values())
-        else:
-            detector, known = entry
-            for session_id in known.keys() - current.keys():
-                detector.remove(session_id)
-            for session_id, scope_ in current.items():
-                if known.get(session_id) != scope_:
-                    detector.add(scope_)
-        self._entries[project_id] = (detector, current)  # most recently used last
-        if len(self._entries) > self.max_projects:
-            del self._entries[next(iter(self._entries))]
-        found = detector.find(
-            declared_area=declared_area,
-            patterns=patterns,
-            paths=paths,
-            exclude_session_id=exclude_session_id,
-        )
-        order = {session_id: i for i, session_id in enumerate(current)}
-        return sorted(
-            (c for c in found if exclude_agent_name is None or c.agent_name != exclude_agent_name),
-            key=lambda c: order.get(c.session_id, len(order)),
-        )

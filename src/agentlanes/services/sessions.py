@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import secrets as _random
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-
-from sqlmodel import col, update
 
 from agentlanes import secrets
 from agentlanes.clock import iso, utcnow
@@ -15,7 +14,8 @@ from agentlanes.errors import Conflict, InvalidInput, SessionEnded, SessionNotFo
 from agentlanes.services import scope
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
-from agentlanes.services.views import conflict_view, session_view
+from agentlanes.services.projection import LiveProject, LiveSession
+from agentlanes.services.views import conflict_event, conflict_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
@@ -56,16 +56,16 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     assert project.id is not None
 
     async with ctx.project_tx(project.id) as tx:
+        # Under the lock: the projection reads only the events after its offset.
+        current = await ctx.projections.current(tx.session, project.id)
         now = utcnow()
-        live = await queries.live_sessions(tx.session, project.id, now)
+        live = await current.live(ctx.liveness, now)
         if name is None:
             name = scope.generated_agent_name({s.agent_name for s in live})
-        previous = [s for s in live if s.agent_name == name]
+        previous = [s.id for s in live if s.agent_name == name]
         conflicts = [
             conflict_view(c)
-            for c in ctx.detectors.find(
-                project.id, live, declared_area=area, patterns=files, exclude_agent_name=name
-            )
+            for c in current.find(live, declared_area=area, patterns=files, exclude_agent_name=name)
         ]
         session = AgentSession(
             id=new_session_id(),
@@ -79,51 +79,61 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             last_heartbeat_at=now,
             expires_at=now + _ttl(project),
         )
-        if conflicts and project.conflict_mode == "block":
+        # Block mode refuses on certain overlaps and shared areas only (SPEC);
+        # overlaps that hold only if a path is a directory are reported, never block.
+        if project.conflict_mode == "block" and any(c["certain"] for c in conflicts):
             session.status = "blocked"
             session.outcome_status = "blocked"
             session.ended_at = now
             tx.session.add(session)
             await tx.emit(
                 "agent.conflict",
-                {
-                    "session_id": session.id,
-                    "agent_name": name,
-                    "declared_area": area,
-                    "declared_files": files,
-                    "blocked": True,
-                    "conflicts": conflicts,
-                },
+                conflict_event(
+                    session_id=session.id,
+                    agent_name=name,
+                    declared_area=area,
+                    declared_files=files,
+                    blocked=True,
+                    conflicts=conflicts,
+                    max_conflicts=ctx.settings.event_max_conflicts,
+                ),
             )
             blocked = True
         else:
             blocked = False
             token = secrets.new_session_token()
             session.token_hash = secrets.hash_secret(token)
-            for old in previous:
-                await end_session(
-                    tx, old, "superseded", extra={"superseded_by": session.id}, now=now
-                )
+            for old_id in previous:
+                old = await tx.session.get(AgentSession, old_id)
+                if old is not None and old.status == "active":
+                    await end_session(
+                        tx, old, "superseded", extra={"superseded_by": session.id}, now=now
+                    )
             tx.session.add(session)
             view = session_view(session)
-            await tx.emit("agent.checkin", {"session": view, "conflicts": conflicts})
+            await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(conflicts)})
             if conflicts:
                 await tx.emit(
                     "agent.conflict",
-                    {
-                        "session_id": session.id,
-                        "agent_name": name,
-                        "declared_area": area,
-                        "declared_files": files,
-                        "blocked": False,
-                        "conflicts": conflicts,
-                    },
+                    conflict_event(
+                        session_id=session.id,
+                        agent_name=name,
+                        declared_area=area,
+                        declared_files=files,
+                        blocked=False,
+                        conflicts=conflicts,
+                        max_conflicts=ctx.settings.event_max_conflicts,
+                    ),
                 )
 
+    if previous and not blocked:
+        await ctx.liveness.forget(previous)
+    if not blocked and session.token_hash:
+        ctx.remember_token(project.id, session.token_hash, session.id)
     if blocked:
         raise Conflict(
-            f"check-in refused: {len(conflicts)} live session(s) overlap "
-            "(project is in block mode)",
+            f"check-in refused: {sum(c['certain'] for c in conflicts)} live session(s) "
+            "overlap for certain (project is in block mode)",
             outcome_status="blocked",
             session_id=session.id,
             conflicts=conflicts,
@@ -155,9 +165,40 @@ async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSess
     return session
 
 
+async def live_sessions(
+    ctx: ServiceContext, project_id: int, now: datetime
+) -> tuple[LiveProject, list[LiveSession]]:
+    """The project's projection and its live sessions (oldest first, counting heartbeats
+    not yet written through). No query when the projection has every event the hub
+    brought and was compared with the database within ``hub_catch_up_seconds`` (the
+    bound on a lost notification); else one small query, and the events after its
+    offset when it is behind."""
+    current = ctx.projections.fresh(
+        project_id, ctx.hub.newest(project_id), ctx.settings.hub_catch_up_seconds
+    )
+    if current is None:
+        async with ctx.db.read_conn() as conn:
+            last = await queries.last_offset_of(conn, project_id)
+        current = ctx.projections.peek(project_id)
+        if current is None or current.offset < last:
+            async with ctx.db.read() as db:
+                current = await ctx.projections.current(db, project_id, upto=last)
+        else:
+            current.verified_at = time.monotonic()
+    return current, await current.live(ctx.liveness, now)
+
+
+async def _overdue(ctx: ServiceContext, session: AgentSession, now: datetime) -> bool:
+    """Past its TTL, counting a heartbeat not yet written through."""
+    if session.expires_at > now:
+        return False
+    beat = (await ctx.liveness.beats([session.id])).get(session.id)
+    return beat is None or beat.expires_at <= now
+
+
 async def _ensure_alive(ctx: ServiceContext, project: Project, session: AgentSession) -> None:
     """An active session past its TTL is dead even before the job runs: end it now."""
-    if session.expires_at <= utcnow():
+    if await _overdue(ctx, session, utcnow()):
         assert project.id is not None
         await expire_project_sessions(ctx, project.id)
         raise SessionEnded(session.id, "timed_out")
@@ -173,41 +214,56 @@ def check_token(token: str | None) -> str:
     return token
 
 
-async def _extend(db: Any, session_ids: list[str], project: Project, now: datetime) -> int:
-    """Heartbeat the sessions that are still alive, as one conditional UPDATE.
-
-    The condition is re-checked by the database against the expiry job (which locks the
-    rows it ends), so a heartbeat never revives a session the job has just timed out."""
-    result = await db.exec(
-        update(AgentSession)
-        .where(
-            col(AgentSession.id).in_(session_ids),
-            AgentSession.status == "active",
-            col(AgentSession.expires_at) > now,
-        )
-        .values(last_heartbeat_at=now, expires_at=now + _ttl(project))
-    )
-    return int(result.rowcount or 0)
-
-
 async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
+    """Keep a session alive: a beat in memory or Redis, written through in batches
+    (services/liveness.py). A session this process knows to be live needs no database
+    read; any other is looked up once."""
     token = check_token(token)
+    assert project.id is not None
+    token_hash = secrets.hash_secret(token)
     now = utcnow()
-    async with ctx.db.write() as db:
-        session = await _active_session(db, project, token)
-        alive = await _extend(db, [session.id], project, now) == 1
-    if not alive:
-        # Overdue (end it now), or ended meanwhile by a racing checkout or the expiry job.
-        await _ensure_alive(ctx, project, session)
-        async with ctx.db.read() as db:
-            ended = await db.get(AgentSession, session.id)
-        raise SessionEnded(session.id, ended.status if ended else "timed_out")
+    session_id = ctx.known_token(project.id, token_hash)
+    current = ctx.projections.peek(project.id)
+    known = current.sessions.get(session_id) if current and session_id else None
+    if known is not None:
+        outcome = await ctx.liveness.beat(
+            project.id, known.id, project.heartbeat_ttl_seconds, floor=known.expires_at, now=now
+        )
+        if outcome != "ok":
+            # Overdue by what this process knows, or ended meanwhile: ask the database.
+            await _heartbeat_from_row(ctx, project, token_hash, now)
+    else:
+        session_id = await _heartbeat_from_row(ctx, project, token_hash, now)
+        ctx.remember_token(project.id, token_hash, session_id)
     return {
-        "session_id": session.id,
+        "session_id": session_id,
         "status": "active",
         "last_heartbeat_at": iso(now),
         "expires_at": iso(now + _ttl(project)),
     }
+
+
+async def _heartbeat_from_row(
+    ctx: ServiceContext, project: Project, token_hash: str, now: datetime
+) -> str:
+    """The heartbeat with the session's row read (SQLAlchemy Core, a cached statement)."""
+    assert project.id is not None
+    async with ctx.db.read_conn() as conn:
+        row = await queries.session_state(conn, project.id, token_hash)
+    if row is None:
+        raise SessionNotFound("no session with this token in this project")
+    session_id, status, expires_at = row
+    if status != "active":
+        raise SessionEnded(session_id, status)
+    outcome = await ctx.liveness.beat(
+        project.id, session_id, project.heartbeat_ttl_seconds, floor=expires_at, now=now
+    )
+    if outcome == "overdue":
+        # Dead even before the job runs: end it now (once, under the project lock).
+        await expire_project_sessions(ctx, project.id)
+    if outcome != "ok":
+        raise SessionEnded(session_id, "timed_out")
+    return str(session_id)
 
 
 async def update_status(
@@ -227,16 +283,16 @@ async def update_status(
     async with ctx.project_tx(project.id) as tx:
         session = await _active_session(tx.session, project, token)
         now = utcnow()
-        if session.expires_at <= now:
+        if await _overdue(ctx, session, now):
             expired = True
         else:
             new_area = area if "declared_area" in data.sent else session.declared_area
             new_files = files if files is not None else list(session.declared_files or [])
-            live = await queries.live_sessions(tx.session, project.id, now)
+            current = await ctx.projections.current(tx.session, project.id)
+            live = await current.live(ctx.liveness, now)
             conflicts = [
                 conflict_view(c)
-                for c in ctx.detectors.find(
-                    project.id,
+                for c in current.find(
                     live,
                     declared_area=new_area,
                     patterns=new_files,
@@ -247,9 +303,10 @@ async def update_status(
                 session.declared_area,
                 list(session.declared_files or []),
             )
-            if conflicts and scope_changed and project.conflict_mode == "block":
+            refused = sum(c["certain"] for c in conflicts)  # as check-in: certain ones only
+            if refused and scope_changed and project.conflict_mode == "block":
                 raise Conflict(
-                    f"scope change refused: {len(conflicts)} live session(s) overlap "
+                    f"scope change refused: {refused} live session(s) overlap for certain "
                     "(project is in block mode); the old scope stays",
                     outcome_status="blocked",
                     session_id=session.id,
@@ -263,18 +320,19 @@ async def update_status(
             session.expires_at = now + _ttl(project)
             tx.session.add(session)
             view = session_view(session)
-            await tx.emit("agent.status", {"session": view, "conflicts": conflicts})
+            await tx.emit("agent.status", {"session": view, "conflicts_total": len(conflicts)})
             if conflicts and scope_changed:
                 await tx.emit(
                     "agent.conflict",
-                    {
-                        "session_id": session.id,
-                        "agent_name": session.agent_name,
-                        "declared_area": new_area,
-                        "declared_files": new_files,
-                        "blocked": False,
-                        "conflicts": conflicts,
-                    },
+                    conflict_event(
+                        session_id=session.id,
+                        agent_name=session.agent_name,
+                        declared_area=new_area,
+                        declared_files=new_files,
+                        blocked=False,
+                        conflicts=conflicts,
+                        max_conflicts=ctx.settings.event_max_conflicts,
+                    ),
                 )
     if expired:
         await _ensure_alive(ctx, project, session)
@@ -304,7 +362,7 @@ async def checkout(
     async with ctx.project_tx(project.id) as tx:
         session = await _active_session(tx.session, project, token)
         now = utcnow()
-        if session.expires_at <= now:
+        if await _overdue(ctx, session, now):
             expired = True
         else:
             session.work_summary = work_summary
@@ -319,6 +377,7 @@ async def checkout(
             )
     if expired:
         await _ensure_alive(ctx, project, session)
+    await ctx.liveness.forget([session.id])
     return {
         "session_id": session.id,
         "status": "checked_out",
@@ -335,8 +394,11 @@ async def attach(ctx: ServiceContext, project: Project, token: str) -> dict[str,
 
 async def touch(ctx: ServiceContext, project: Project, session_ids: list[str]) -> None:
     """Heartbeat sessions held by an open socket (and once more as it closes, so the TTL
-    runs from that moment). Ended sessions are left alone."""
-    if not session_ids:
-        return
-    async with ctx.db.write() as db:
-        await _extend(db, session_ids, project, utcnow())
+    runs from that moment): beats in memory or Redis, written through in batches. A
+    session the expiry job ended is refused there and left alone."""
+    assert project.id is not None
+    now = utcnow()
+    for session_id in session_ids:
+        await ctx.liveness.beat(
+            project.id, session_id, project.heartbeat_ttl_seconds, floor=None, now=now
+        )

@@ -29,6 +29,7 @@ from agentlanes.errors import Conflict, InvalidInput, NotFound, TaskAlreadyClaim
 from agentlanes.services import checks, scope
 from agentlanes.services.acting import acting_session, is_live
 from agentlanes.services.context import ProjectTx, ServiceContext
+from agentlanes.services.sessions import live_sessions
 from agentlanes.store import queries
 from agentlanes.store.coordination import Checkpoint, Task, TaskNote
 from agentlanes.store.models import AgentSession, Project
@@ -215,7 +216,8 @@ async def ready_tasks(
         dep_ids = {d for row in pending for d in row[1] or []}
         statuses = await _statuses(db, sorted(dep_ids))
         gates = await _gates(db, project.id)
-        live = await queries.live_sessions(db, project.id, now)
+        # The live projection (services/projection.py), not a read of every session.
+        _, live = await live_sessions(ctx, project.id, now)
         working = (
             await db.exec(
                 select(Task.claimed_session_id, Task.paths).where(  # type: ignore[call-overload]
@@ -240,7 +242,8 @@ async def ready_tasks(
                 continue
             if any(cp.status != "passed" for cp in gates.get(task_id, [])):
                 continue
-            if paths and detector.find(patterns=paths, exclude_session_id=own_id):
+            found = detector.find(patterns=paths, exclude_session_id=own_id) if paths else []
+            if any(c.certain for c in found):  # certain overlaps only (SPEC)
                 continue
             ready_ids.append(task_id)
             if len(ready_ids) >= limit:
@@ -275,13 +278,19 @@ async def _check_input(
         found = set((await db.exec(stmt)).all())
         for index, dep in enumerate(deps):
             if dep not in found:
-                raise InvalidInput(
-                    "depends_on", f"no task {dep!r} in this project", index=index, task_id=dep
+                # 404, not 400: the request is well formed, what it names does not exist.
+                raise NotFound(
+                    f"depends_on: no task {dep!r} in this project",
+                    field="depends_on",
+                    index=index,
+                    task_id=dep,
                 )
     if data.parent_id is not None:
         parent = await db.get(Task, data.parent_id)
         if parent is None or parent.project_id != project_id:
-            raise InvalidInput("parent_id", f"no task {data.parent_id!r} in this project")
+            raise NotFound(
+                f"parent_id: no task {data.parent_id!r} in this project", field="parent_id"
+            )
     return title, description, priority, paths, deps, data.parent_id
 
 
@@ -409,18 +418,20 @@ async def change_status(
         session = await acting_session(tx.session, project, token) if token else None
         task = await _task(tx.session, project.id, task_id)
         allowed = TRANSITIONS[task.status]
+        # A move the task's current status does not allow is a 409: the request is well
+        # formed, the task's state refuses it (and says which moves it allows).
         if status == "in_progress" and task.status == "pending":
-            raise InvalidInput(
-                "status",
-                "a task enters in_progress by POST /api/v1/tasks/{id}/claim",
+            raise Conflict(
+                "status: a task enters in_progress by POST /api/v1/tasks/{id}/claim",
+                field="status",
                 current=task.status,
                 allowed=list(allowed),
             )
         if status not in allowed:
-            raise InvalidInput(
-                "status",
-                f"cannot go from {task.status} to {status}; allowed: "
+            raise Conflict(
+                f"status: cannot go from {task.status} to {status}; allowed: "
                 + (", ".join(allowed) or "none (final)"),
+                field="status",
                 current=task.status,
                 allowed=list(allowed),
             )

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
 from agentlanes.store.models import AgentSession, Event, Project
 
+if TYPE_CHECKING:
+    from agentlanes.services.projection import LiveSession
 
-def session_view(s: AgentSession) -> dict[str, Any]:
+
+def session_view(s: AgentSession | LiveSession) -> dict[str, Any]:
     """A session as presence shows it."""
     return {
         "session_id": s.id,
@@ -30,8 +36,54 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
         "agent_name": c.agent_name,
         "declared_area": c.declared_area,
         "overlapping_area": c.overlapping_area,
+        "certain": c.certain,
         "overlapping_files": [f._asdict() for f in c.overlapping_files],
     }
+
+
+# SPEC (Events): an event stays at most this big whatever the swarm.
+EVENT_MAX_BYTES = 64 * 1024
+# Overlapping files kept per conflict in an agent.conflict event.
+EVENT_FILES_PER_CONFLICT = 3
+
+
+def conflict_event(
+    *,
+    session_id: str,
+    agent_name: str,
+    declared_area: str | None,
+    declared_files: Sequence[str],
+    blocked: bool,
+    conflicts: Sequence[dict[str, Any]],
+    max_conflicts: int,
+) -> dict[str, Any]:
+    """The data of an ``agent.conflict`` event: the first ``max_conflicts`` conflicts with
+    at most 3 overlapping files each, and as many of those as fit the event's size limit
+    (long patterns could make 20 of them big); the full list is on the session's
+    conflicts endpoint."""
+    shown = [
+        {**c, "overlapping_files": c["overlapping_files"][:EVENT_FILES_PER_CONFLICT]}
+        for c in conflicts[:max_conflicts]
+    ]
+    data: dict[str, Any] = {
+        "session_id": session_id,
+        "agent_name": agent_name,
+        "declared_area": declared_area,
+        "declared_files": list(declared_files),
+        "blocked": blocked,
+        "conflicts": shown,
+        "conflicts_total": len(conflicts),
+        "truncated": False,
+    }
+    # Room for the envelope (offset, type, ts) around the data.
+    budget = EVENT_MAX_BYTES - 256
+    while shown and len(msgspec.json.encode(data)) > budget:
+        shown.pop()
+    data["truncated"] = len(shown) < len(conflicts) or any(
+        len(s["overlapping_files"]) < len(c["overlapping_files"])
+        for s, c in zip(shown, conflicts, strict=False)
+    )
+    return data
 
 
 def event_view(e: Event) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -101,6 +101,12 @@ class Database:
         """A session for reads; nothing it does is committed."""
         async with AsyncSession(self.reader, expire_on_commit=False) as session:
             yield session
+
+    @contextlib.asynccontextmanager
+    async def read_conn(self) -> AsyncIterator[AsyncConnection]:
+        """A bare connection for hot reads in SQLAlchemy Core (no ORM session)."""
+        async with self.reader.connect() as conn:
+            yield conn
 
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:

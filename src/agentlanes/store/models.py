@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,9 @@ class Project(SQLModel, table=True):
     heartbeat_ttl_seconds: int
     # The offset of the newest event; bumped in the same transaction as each event row.
     last_offset: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, default=0))
+    # Names this project's event history: a fresh or restored database has another one, so
+    # a client resuming with since=N&epoch=E from another history starts afresh.
+    epoch: str = Field(default_factory=lambda: secrets.token_hex(8), max_length=32)
     # Keys an agent's registry config may hold (others are dropped).
     agent_config_keys: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     created_at: datetime

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import func
+from sqlalchemy import Row, bindparam, func
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -27,6 +28,47 @@ async def live_sessions(db: AsyncSession, project_id: int, now: datetime) -> Seq
         .order_by(col(AgentSession.started_at), col(AgentSession.id))
     )
     return (await db.exec(stmt)).all()
+
+
+async def active_sessions(db: AsyncSession, project_id: int) -> Sequence[AgentSession]:
+    """Sessions not yet ended, oldest first, including any past their row's expiry (the
+    caller counts heartbeats not yet written through, see services/liveness.py)."""
+    stmt = (
+        select(AgentSession)
+        .where(AgentSession.project_id == project_id, AgentSession.status == "active")
+        .order_by(col(AgentSession.started_at), col(AgentSession.id))
+    )
+    return (await db.exec(stmt)).all()
+
+
+_sessions = AgentSession.__table__  # type: ignore[attr-defined]
+# Built once: SQLAlchemy caches its compiled form, so the heartbeat pays no ORM work.
+_SESSION_STATE = select(  # type: ignore[call-overload]
+    _sessions.c.id, _sessions.c.status, _sessions.c.expires_at
+).where(
+    _sessions.c.token_hash == bindparam("token_hash"),
+    _sessions.c.project_id == bindparam("project_id"),
+)
+
+
+async def session_state(conn: AsyncConnection, project_id: int, token_hash: str) -> Row[Any] | None:
+    """``(id, status, expires_at)`` of the session with this token in this project."""
+    result = await conn.execute(
+        _SESSION_STATE, {"token_hash": token_hash, "project_id": project_id}
+    )
+    return result.first()
+
+
+_projects = Project.__table__  # type: ignore[attr-defined]
+_LAST_OFFSET = select(_projects.c.last_offset).where(  # type: ignore[call-overload]
+    _projects.c.id == bindparam("project_id")
+)
+
+
+async def last_offset_of(conn: AsyncConnection, project_id: int) -> int:
+    """The project's newest event offset, in SQLAlchemy Core (a cached statement)."""
+    result = await conn.execute(_LAST_OFFSET, {"project_id": project_id})
+    return int(result.scalar_one())
 
 
 async def session_by_token_hash(

@@ -1,0 +1,312 @@
+"""The shapes of successful answers, for the OpenAPI document (``responses=`` on the routes).
+
+The services build the answers as dicts (services/views.py); these models only describe
+them. They are open (a field added later does not break a client generated from the
+document); a conflict is api/schemas.py's ``ConflictOut``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, TypedDict
+
+from litestar.openapi import ResponseSpec
+from pydantic import BaseModel
+
+from agentlanes.api.schemas import ConflictOut
+
+
+class SessionView(BaseModel):
+    """A live session as presence lists it (never its token)."""
+
+    session_id: str
+    agent_name: str
+    declared_area: str | None
+    declared_files: list[str]
+    status_text: str | None
+    meta: dict[str, Any]
+    started_at: datetime
+    last_heartbeat_at: datetime
+    expires_at: datetime
+
+
+class CheckinAnswer(BaseModel):
+    session_id: str
+    session_token: str
+    agent_name: str
+    declared_area: str | None
+    declared_files: list[str]
+    meta: dict[str, Any]
+    status: Literal["active"]
+    heartbeat_interval_seconds: int
+    heartbeat_ttl_seconds: int
+    started_at: datetime
+    expires_at: datetime
+    conflicts: list[ConflictOut]
+
+
+class HeartbeatAnswer(BaseModel):
+    session_id: str
+    status: Literal["active"]
+    last_heartbeat_at: datetime
+    expires_at: datetime
+
+
+class StatusAnswer(SessionView):
+    status: Literal["active"]
+    conflicts: list[ConflictOut]
+
+
+class CheckoutAnswer(BaseModel):
+    session_id: str
+    status: Literal["checked_out"]
+    outcome_status: Literal["completed", "partial", "failed"]
+    ended_at: datetime
+
+
+class PresenceAnswer(BaseModel):
+    sessions: list[SessionView]
+    offset: int
+    epoch: str
+
+
+class SessionConflictsAnswer(BaseModel):
+    session_id: str
+    conflicts: list[ConflictOut]
+    conflicts_total: int
+
+
+class ConflictsAnswer(BaseModel):
+    conflicts: list[ConflictOut]
+
+
+class ProjectView(BaseModel):
+    slug: str
+    name: str
+    conflict_mode: Literal["warn", "block"]
+    heartbeat_interval_seconds: int
+    heartbeat_ttl_seconds: int
+    agent_config_keys: list[str]
+    created_at: datetime
+
+
+class ClaimedBy(BaseModel):
+    session_id: str
+    agent_name: str
+
+
+class TaskView(BaseModel):
+    task_id: str
+    title: str
+    description: str | None
+    priority: int
+    status: Literal["pending", "in_progress", "blocked", "done", "cancelled"]
+    paths: list[str]
+    depends_on: list[str]
+    parent_id: str | None
+    created_by: str | None
+    claimed_by: ClaimedBy | None
+    claimed_at: datetime | None
+    stale_since: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class NoteView(BaseModel):
+    note_id: int
+    task_id: str
+    author: str
+    kind: Literal["agent", "system"]
+    body: str
+    created_at: datetime
+
+
+class BlockedBy(BaseModel):
+    dependencies: list[str]
+    checkpoints: list[str]
+
+
+class TaskDetail(TaskView):
+    notes: list[NoteView]
+    blocked_by: BlockedBy
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskView]
+    total: int
+    limit: int
+    offset: int
+
+
+class ReadyTasks(BaseModel):
+    tasks: list[TaskView]
+
+
+class LeaseView(BaseModel):
+    lease_id: str
+    resource: str
+    session_id: str
+    agent_name: str
+    fencing_token: int
+    ttl_seconds: int
+    status: str
+    acquired_at: datetime
+    renewed_at: datetime | None
+    expires_at: datetime
+    ended_at: datetime | None
+    end_reason: str | None
+
+
+class LeaseList(BaseModel):
+    leases: list[LeaseView]
+    limit: int
+    offset: int
+
+
+class LeaseCheck(BaseModel):
+    valid: bool
+    reason: str
+    resource: str
+    fencing_token: int
+    latest_fencing_token: int
+    lease: LeaseView | None
+
+
+class CheckpointView(BaseModel):
+    checkpoint_id: str
+    name: str
+    description: str | None
+    task_ids: list[str]
+    status: Literal["pending", "passed", "failed"]
+    created_by: str | None
+    resolved_by: str | None
+    note: str | None
+    created_at: datetime
+    resolved_at: datetime | None
+
+
+class CheckpointResolved(CheckpointView):
+    unblocked_task_ids: list[str]
+
+
+class CheckpointList(BaseModel):
+    checkpoints: list[CheckpointView]
+    total: int
+    limit: int
+    offset: int
+
+
+class VoteView(BaseModel):
+    agent_name: str
+    vote: Literal["approve", "reject"]
+    comment: str | None
+    created_at: datetime
+
+
+class ConsensusView(BaseModel):
+    consensus_id: str
+    action: str
+    subject: str | None
+    reason: str
+    requester: str
+    requester_session_id: str | None
+    eligible_voters: list[str]
+    required_approvals: int
+    approvals: int
+    rejections: int
+    votes: list[VoteView]
+    status: Literal["pending", "approved", "rejected", "expired"]
+    timeout_seconds: int
+    created_at: datetime
+    expires_at: datetime
+    resolved_at: datetime | None
+
+
+class ConsensusList(BaseModel):
+    requests: list[ConsensusView]
+    total: int
+    limit: int
+    offset: int
+
+
+class AgentView(BaseModel):
+    agent_id: str
+    name: str
+    role: str | None
+    config: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class AgentSaved(AgentView):
+    dropped_keys: list[str]
+
+
+class AgentList(BaseModel):
+    agents: list[AgentView]
+    allowed_config_keys: list[str]
+    limit: int
+    offset: int
+
+
+# A TypedDict, not a model: one of its keys is `from`.
+MessageView = TypedDict(
+    "MessageView",
+    {
+        "message_id": int,
+        "from": str,
+        "from_session_id": str | None,
+        "to": str,
+        "type": str,
+        "thread_id": str | None,
+        "body": str,
+        "created_at": datetime,
+        "read_at": datetime | None,
+        "acked_at": datetime | None,
+    },
+)
+
+
+class Inbox(TypedDict):
+    agent_name: str
+    messages: list[MessageView]
+    total: int
+    unread: int
+    limit: int
+    offset: int
+
+
+class RealtimeToken(BaseModel):
+    token: str
+    expires_at: datetime
+
+
+class EventView(BaseModel):
+    offset: int
+    type: str
+    ts: datetime
+    data: dict[str, Any]
+
+
+class EventLog(BaseModel):
+    events: list[EventView]
+    offset: int
+    last_offset: int
+    recovered: bool
+    epoch: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "unavailable"]
+    checks: dict[str, str]
+
+
+def answer(status: int, model: Any, description: str) -> dict[int, ResponseSpec]:
+    """``responses=`` for a route whose answer at ``status`` is ``model``."""
+    return {
+        status: ResponseSpec(data_container=model, description=description, generate_examples=False)
+    }

@@ -1,0 +1,262 @@
+"""The live projection: each process keeps every active project's live sessions in memory,
+current from the event log by offset.
+
+The database stays the truth. A ``LiveProject`` holds the sessions that are not ended
+(what presence, the snapshot, the conflict detector and the ready list need), the
+conflict detector's index over them, and the offset of the last event it applied. To be
+current it reads only the events after that offset: inside the project lock for writes
+(so a decision in ``block`` mode sees every other process's check-ins), and after a cheap
+look at the project's last offset for reads. A process that starts, or falls behind the
+kept history (pruned events), rebuilds the project from the database.
+
+Heartbeats are not events; their times come from ``services/liveness.py`` at read time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
+from agentlanes.services.liveness import Liveness
+from agentlanes.store import queries
+from agentlanes.store.models import AgentSession
+
+# Events read per round trip while catching up.
+PAGE = 1000
+# Events that change the live set (the others leave it alone).
+_ENDS = frozenset({"agent.checkout", "agent.timeout"})
+
+
+@dataclass(slots=True)
+class LiveSession:
+    """What is known of a live session: the fields ``session_view`` shows."""
+
+    id: str
+    agent_name: str
+    declared_area: str | None
+    declared_files: list[str]
+    status_text: str | None
+    meta: dict[str, Any]
+    started_at: datetime
+    last_heartbeat_at: datetime
+    expires_at: datetime
+    # The session as presence shows it, encoded once (again only when a beat moves it).
+    encoded: bytes | None = field(default=None, compare=False, repr=False)
+
+    def json(self) -> bytes:
+        if self.encoded is None:
+            from agentlanes.services.views import session_view
+
+            self.encoded = msgspec.json.encode(session_view(self))
+        return self.encoded
+
+    @classmethod
+    def of_row(cls, row: AgentSession) -> LiveSession:
+        return cls(
+            id=row.id,
+            agent_name=row.agent_name,
+            declared_area=row.declared_area,
+            declared_files=list(row.declared_files or []),
+            status_text=row.status_text,
+            meta=dict(row.meta or {}),
+            started_at=row.started_at,
+            last_heartbeat_at=row.last_heartbeat_at,
+            expires_at=row.expires_at,
+        )
+
+    @classmethod
+    def of_view(cls, view: dict[str, Any]) -> LiveSession:
+        """From the session an ``agent.checkin`` / ``agent.status`` event carries."""
+        return cls(
+            id=view["session_id"],
+            agent_name=view["agent_name"],
+            declared_area=view.get("declared_area"),
+            declared_files=list(view.get("declared_files") or []),
+            status_text=view.get("status_text"),
+            meta=dict(view.get("meta") or {}),
+            started_at=_when(view["started_at"]),
+            last_heartbeat_at=_when(view["last_heartbeat_at"]),
+            expires_at=_when(view["expires_at"]),
+        )
+
+    def scope(self) -> Scope:
+        return Scope(
+            session_id=self.id,
+            agent_name=self.agent_name,
+            declared_area=self.declared_area,
+            patterns=tuple(self.declared_files),
+        )
+
+
+def _when(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+class LiveProject:
+    """One project's sessions that are not ended, oldest first, and their detector."""
+
+    def __init__(self, project_id: int, offset: int, sessions: Iterable[LiveSession]) -> None:
+        self.project_id = project_id
+        self.offset = offset
+        # When the offset was last compared with the database (time.monotonic()).
+        self.verified_at = 0.0
+        self.sessions: dict[str, LiveSession] = {}
+        self.detector = ConflictDetector()
+        for session in sessions:
+            self._put(session)
+
+    def _put(self, session: LiveSession) -> None:
+        old = self.sessions.get(session.id)
+        self.sessions[session.id] = session
+        if old is None or old.scope() != session.scope():
+            self.detector.add(session.scope())
+
+    def _drop(self, session_id: str) -> None:
+        if self.sessions.pop(session_id, None) is not None:
+            self.detector.remove(session_id)
+
+    def apply(self, event: dict[str, Any]) -> bool:
+        """Apply the next event; False (nothing done) unless it is the next offset."""
+        offset = int(event["offset"])
+        if offset != self.offset + 1:
+            return offset <= self.offset  # already applied: fine; a gap: not
+        kind = event["type"]
+        data = event["data"]
+        if kind in ("agent.checkin", "agent.status"):
+            self._put(LiveSession.of_view(data["session"]))
+        elif kind in _ENDS:
+            self._drop(data["session_id"])
+        self.offset = offset
+        return True
+
+    async def live(self, liveness: Liveness, now: datetime) -> list[LiveSession]:
+        """The sessions alive at ``now``, counting heartbeats not yet written through,
+        whose times are taken into the projection (they only move forward)."""
+        sessions = list(self.sessions.values())
+        wanted = sessions if liveness.overlays_all else [s for s in sessions if s.expires_at <= now]
+        beats = await liveness.beats([s.id for s in wanted]) if wanted else {}
+        alive = []
+        for session in sessions:
+            beat = beats.get(session.id)
+            if beat is not None and beat.at > session.last_heartbeat_at:
+                session.last_heartbeat_at = beat.at
+                session.expires_at = max(session.expires_at, beat.expires_at)
+                session.encoded = None
+            if session.expires_at > now:
+                alive.append(session)
+        return alive
+
+    def find(
+        self,
+        live: Sequence[LiveSession],
+        *,
+        declared_area: str | None = None,
+        patterns: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        exclude_session_id: str | None = None,
+        exclude_agent_name: str | None = None,
+    ) -> list[Conflict]:
+        """Conflicts with the ``live`` sessions (oldest first): the detector's index holds
+        every session not ended, so overdue ones are filtered out of its answer."""
+        alive = {s.id for s in live} if len(live) != len(self.sessions) else None
+        return [
+            c
+            for c in self.detector.find(
+                declared_area=declared_area,
+                patterns=patterns,
+                paths=paths,
+                exclude_session_id=exclude_session_id,
+            )
+            if (alive is None or c.session_id in alive)
+            and (exclude_agent_name is None or c.agent_name != exclude_agent_name)
+        ]
+
+
+class Projections:
+    """This process's ``LiveProject`` per project (the most recently used, bounded)."""
+
+    def __init__(self, max_projects: int = 1024) -> None:
+        self.max_projects = max_projects
+        self._projects: dict[int, LiveProject] = {}
+        self.rebuilds = 0
+
+    def peek(self, project_id: int) -> LiveProject | None:
+        """The project as last applied, without reading anything (may lag)."""
+        return self._projects.get(project_id)
+
+    def fresh(self, project_id: int, newest: int, within: float) -> LiveProject | None:
+        """The project, if a read may use it without asking the database: it has applied
+        every event the hub has brought (``newest``), and it was compared with the
+        database less than ``within`` seconds ago (a notification can be lost)."""
+        project = self._projects.get(project_id)
+        if (
+            project is None
+            or project.offset < newest
+            or time.monotonic() - project.verified_at > within
+        ):
+            return None
+        return project
+
+    async def current(
+        self, db: AsyncSession, project_id: int, *, upto: int | None = None
+    ) -> LiveProject:
+        """The project with every event applied up to ``upto``, the project's last offset
+        (read here when not given; inside the project lock that is every event)."""
+        if upto is None:
+            upto = await queries.last_offset(db, project_id)
+        project = self._projects.get(project_id)
+        if project is not None and project.offset < upto:
+            await self._catch_up(db, project)
+            if project.offset < upto:  # the log no longer has what it needs: pruned
+                project = None
+        if project is None:
+            project = await self._rebuild(db, project_id)
+        project.verified_at = time.monotonic()
+        self._keep(project)
+        return project
+
+    def applied(self, project_id: int, events: Sequence[dict[str, Any]]) -> None:
+        """Events this process just committed: apply them if they are next (otherwise
+        the next request catches up from the log)."""
+        project = self._projects.get(project_id)
+        if project is None:
+            return
+        for event in events:
+            if not project.apply(event):
+                return
+
+    def _keep(self, project: LiveProject) -> None:
+        self._projects.pop(project.project_id, None)
+        self._projects[project.project_id] = project  # most recently used last
+        if len(self._projects) > self.max_projects:
+            del self._projects[next(iter(self._projects))]
+
+    async def _catch_up(self, db: AsyncSession, project: LiveProject) -> None:
+        """Apply the events after the project's offset, as far as the log has them in
+        order (a pruned gap stops it; the caller then rebuilds)."""
+        while True:
+            rows = await queries.events_after(db, project.project_id, project.offset, PAGE)
+            for row in rows:
+                event = {"offset": row.offset, "type": row.type, "data": row.data}
+                if not project.apply(event):
+                    return
+            if len(rows) < PAGE:
+                return
+
+    async def _rebuild(self, db: AsyncSession, project_id: int) -> LiveProject:
+        """From the database: the offset first, then the sessions, so any event committed
+        in between is applied again on top (applying an event twice is harmless: each
+        carries the session's whole state)."""
+        self.rebuilds += 1
+        offset = await queries.last_offset(db, project_id)
+        rows = await queries.active_sessions(db, project_id)
+        project = LiveProject(project_id, offset, (LiveSession.of_row(r) for r in rows))
+        await self._catch_up(db, project)
+        return project

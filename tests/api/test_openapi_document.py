@@ -1,0 +1,185 @@
+"""The served OpenAPI document states the contract (the fuzzing itself is in
+tests/e2e/test_openapi_contract.py): our error model on every operation with the statuses
+it can answer, the credentials it needs, the limits of the running settings, `Allow`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+ADMIN = {"Authorization": "Bearer admin-secret"}
+METHODS = {"get", "put", "post", "delete", "patch"}
+
+
+@pytest.fixture
+def client(app_factory: Callable[..., TestClient[Any]], tmp_path: Path) -> TestClient[Any]:
+    return app_factory(
+        database_url=f"sqlite:///{tmp_path / 'a.db'}",
+        max_patterns=7,
+        max_pattern_length=99,
+        max_work_summary_chars=1234,
+        max_message_body_chars=4321,
+        lease_max_seconds=600,
+    )
+
+
+@pytest.fixture
+def document(client: TestClient[Any]) -> dict[str, Any]:
+    r = client.get("/schema/openapi.json")
+    assert r.status_code == 200
+    return r.json()  # type: ignore[no-any-return]
+
+
+def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                yield path, method, operation
+
+
+def test_every_error_answer_is_the_error_model_never_litestars_detail(
+    document: dict[str, Any],
+) -> None:
+    error = document["components"]["schemas"]["Error"]
+    assert error["required"] == ["error"]
+    assert error["properties"]["error"]["required"] == ["code", "message"]
+    for extra in ("field", "conflicts", "outcome_status", "status", "lease_holder", "conflict"):
+        assert extra in error["properties"], extra
+    for path, method, operation in operations(document):
+        for status, response in operation["responses"].items():
+            if int(status) >= 400 and not (path == "/readyz" and status == "503"):
+                assert response == {"$ref": f"#/components/responses/Error{status}"}, (
+                    method,
+                    path,
+                    status,
+                )
+    for name, response in document["components"]["responses"].items():
+        schema = response["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/Error"}, name
+    assert '"detail"' not in str(document).replace("'", '"')
+
+
+def test_each_operation_lists_the_statuses_it_can_answer(document: dict[str, Any]) -> None:
+    def statuses(path: str, method: str) -> set[int]:
+        return {int(s) for s in document["paths"][path][method]["responses"]}
+
+    for path, method, operation in operations(document):
+        if path.startswith("/api/v1/"):
+            # Every call needs a key (or the admin token) and is rate limited.
+            assert {401, 429} <= statuses(path, method), (method, path)
+        if "requestBody" in operation:
+            assert {400, 413} <= statuses(path, method), (method, path)
+        if "{" in path:
+            assert 404 in statuses(path, method), (method, path)
+    assert {201, 400, 401, 409, 413, 429} <= statuses("/api/v1/checkin", "post")
+    assert {200, 400, 404, 410} <= statuses("/api/v1/heartbeat", "post")
+    assert {200, 404, 409, 410} <= statuses("/api/v1/status", "post")
+    assert {200, 201, 409, 410} <= statuses("/api/v1/leases", "post")
+    assert {200, 201} <= statuses("/api/v1/agents/{name}", "put")
+    assert {409, 410} <= statuses("/api/v1/tasks/{task_id}/claim", "post")
+    assert statuses("/healthz", "get") == {200}
+    assert statuses("/readyz", "get") == {200, 503}
+
+
+def test_security_follows_the_guards(document: dict[str, Any]) -> None:
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["ApiKey"] == {"type": "apiKey", "name": "X-API-Key", "in": "header"} | {
+        "description": schemes["ApiKey"]["description"]
+    }
+    assert schemes["SessionToken"]["name"] == "X-Session-Token"
+    assert schemes["AdminToken"]["scheme"] == "bearer"
+    paths = document["paths"]
+    assert paths["/api/v1/projects"]["post"]["security"] == [{"AdminToken": []}]
+    assert paths["/api/v1/presence"]["get"]["security"] == [{"ApiKey": []}]
+    assert paths["/api/v1/heartbeat"]["post"]["security"] == [{"ApiKey": [], "SessionToken": []}]
+    assert paths["/api/v1/conflicts/check"]["post"]["security"] == [
+        {"ApiKey": [], "SessionToken": []},
+        {"ApiKey": []},
+    ]
+    assert "security" not in paths["/healthz"]["get"]
+
+
+def test_request_schemas_carry_the_running_limits(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    checkin = schemas["CheckinBody"]
+    assert checkin["additionalProperties"] is False
+    files = checkin["properties"]["declared_files"]
+    assert files["maxItems"] == 7 and files["items"]["maxLength"] == 99
+    assert files["items"]["format"] == "glob-pattern"
+    name = checkin["properties"]["agent_name"]
+    assert (name["minLength"], name["maxLength"]) == (1, 64)
+    assert name["not"]["pattern"] == "[^A-Za-z0-9._-]"
+    assert schemas["CheckoutBody"]["properties"]["work_summary"]["maxLength"] == 1234
+    body = schemas["MessageBody"]["properties"]["body"]
+    assert body["maxLength"] == 4321 and body["minLength"] == 1
+    assert schemas["LeaseBody"]["properties"]["ttl_seconds"]["maximum"] == 600
+    assert set(schemas["TaskBody"]["required"]) == {"title"}
+    assert schemas["VoteBody"]["properties"]["vote"]["enum"] == ["approve", "reject"]
+    # NUL is refused in every string of a body, nested ones too.
+    assert checkin["properties"]["meta"]["oneOf"][0]["additionalProperties"] == {
+        "$ref": "#/components/schemas/JsonWithoutNul"
+    }
+    # Query parameters parsed from strings are documented with their real types.
+    params = {
+        p["name"]: p["schema"] for p in document["paths"]["/api/v1/tasks"]["get"]["parameters"]
+    }
+    assert params["limit"] == params["limit"] | {"type": "integer", "minimum": 1, "maximum": 500}
+    assert params["stale"]["type"] == "boolean"
+
+
+def test_metrics_document_their_text_content_type(document: dict[str, Any]) -> None:
+    assert list(document["paths"]["/metrics"]["get"]["responses"]["200"]["content"]) == [
+        "text/plain"
+    ]
+
+
+def test_405_and_options_name_every_method_of_the_path(client: TestClient[Any]) -> None:
+    key = client.post("/api/v1/projects", json={"name": "allow"}, headers=ADMIN).json()["api_key"]
+    r = client.request("TRACE", "/api/v1/leases", headers={"X-API-Key": key})
+    assert r.status_code == 405 and r.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert set(r.headers["allow"].split(", ")) == {"GET", "OPTIONS", "POST"}
+    # Litestar's own OPTIONS answer named only the first handler's method of a shared path.
+    r = client.options("/api/v1/leases", headers={"X-API-Key": key})
+    assert r.status_code == 204 and set(r.headers["allow"].split(", ")) == {
+        "GET",
+        "OPTIONS",
+        "POST",
+    }
+    r = client.request("DELETE", "/healthz")
+    assert r.status_code == 405 and r.headers["allow"] in ("GET, OPTIONS", "GET, HEAD, OPTIONS")
+
+
+def test_a_missing_required_body_is_a_400_naming_the_body(client: TestClient[Any]) -> None:
+    key = client.post("/api/v1/projects", json={"name": "body"}, headers=ADMIN).json()["api_key"]
+    r = client.post("/api/v1/tasks", headers={"X-API-Key": key})
+    assert r.status_code == 400
+    assert r.json() == {
+        "error": {"code": "VALIDATION_ERROR", "message": "body: required: a JSON object"},
+        "field": "body",
+    }
+    # JSON numbers without a fraction are integers; true and "2" are not.
+    for priority, status in ((2.0, 201), (True, 400), ("2", 400), (2.5, 400)):
+        r = client.post(
+            "/api/v1/tasks", json={"title": "t", "priority": priority}, headers={"X-API-Key": key}
+        )
+        assert r.status_code == status, (priority, r.text)
+
+
+def test_untyped_page_parameters_are_documented_as_the_pager_takes_them() -> None:
+    from agentlanes.api.openapi import _finish_parameters
+
+    operation = {
+        "parameters": [
+            {"name": n, "in": "query", "schema": {"oneOf": [{"type": "string"}, {"type": "null"}]}}
+            for n in ("limit", "offset", "q")
+        ]
+    }
+    _finish_parameters(operation)
+    schemas = {p["name"]: p["schema"] for p in operation["parameters"]}
+    assert schemas["limit"] == {"type": "integer", "minimum": 1, "maximum": 500}
+    assert schemas["offset"]["minimum"] == 0
+    assert schemas["q"] == {"oneOf": [{"type": "string"}, {"type": "null"}]}

@@ -1,0 +1,117 @@
+"""Schemathesis hooks for fuzzing a running agentlanes server against its OpenAPI document.
+
+Load with ``SCHEMATHESIS_HOOKS=tests.support.schemathesis_hooks`` (from the checkout's root)
+and set ``AGENTLANES_ST_URL`` (the server) and ``AGENTLANES_ST_API_KEY`` (a project's key);
+``AGENTLANES_ST_ADMIN_TOKEN`` too to fuzz the admin API. They give schemathesis what a
+JSON Schema cannot say:
+
+- credentials: every case carries the project's key, the admin token, and the token of a
+  live session (one per worker thread, checked in again after a case checked it out:
+  the next case must not inherit an ended session);
+- the two string formats of the document, ``glob-pattern`` and ``repo-path`` (their rules are
+  in docs/patterns.md), as generators of valid values;
+- the one cross-field rule: a project's heartbeat TTL is at least its interval.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from typing import Any
+
+import httpx
+import schemathesis
+from hypothesis import strategies as st
+
+from agentlanes.settings import Settings
+
+_SEGMENT = st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,11}", fullmatch=True)
+_GLOB_SEGMENT = st.one_of(
+    _SEGMENT,
+    st.sampled_from(["*", "*.py", "test_*", "?.md", "[ab]*", "{src,lib}", "**"]),
+)
+
+schemathesis.openapi.format("repo-path", st.lists(_SEGMENT, min_size=1, max_size=5).map("/".join))
+schemathesis.openapi.format(
+    "glob-pattern", st.lists(_GLOB_SEGMENT, min_size=1, max_size=5).map("/".join)
+)
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"set {name} (see docs/api.md, 'Fuzzing the contract')")
+    return value
+
+
+class _Sessions(threading.local):
+    """One live session per schemathesis worker thread, replaced once it may have ended."""
+
+    token: str | None = None
+    started: float = 0.0
+
+
+_SESSIONS = _Sessions()
+# Well inside the default heartbeat TTL (120 s): calls other than heartbeat and status do
+# not keep a session alive.
+_SESSION_MAX_AGE = 60.0
+
+
+def _check_in(url: str, key: str) -> str:
+    r = httpx.post(
+        f"{url}/api/v1/checkin",
+        # A name of its own: a check-in under a live name would supersede that session,
+        # which another worker may be using.
+        json={"agent_name": f"schemathesis-{secrets.token_hex(6)}"},
+        headers={"X-API-Key": key},
+        timeout=10,
+    )
+    r.raise_for_status()
+    return str(r.json()["session_token"])
+
+
+@schemathesis.auth(refresh_interval=None)
+class LiveSession:
+    """The project's key, the admin token, and this worker's live session's token."""
+
+    def get(self, case: Any, ctx: Any) -> dict[str, str]:
+        url, key = _env("AGENTLANES_ST_URL"), _env("AGENTLANES_ST_API_KEY")
+        if case.operation.path == "/api/v1/checkout":
+            # Checking out ends the session: a case of its own, with a session of its own.
+            token = _check_in(url, key)
+        else:
+            if _SESSIONS.token is None or time.monotonic() - _SESSIONS.started > _SESSION_MAX_AGE:
+                _SESSIONS.token, _SESSIONS.started = _check_in(url, key), time.monotonic()
+            token = _SESSIONS.token
+        headers = {"X-API-Key": key, "X-Session-Token": token}
+        admin = os.environ.get("AGENTLANES_ST_ADMIN_TOKEN")
+        if admin:
+            headers["Authorization"] = f"Bearer {admin}"
+        return headers
+
+    def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
+        case.headers = {**(case.headers or {}), **data}
+
+
+@schemathesis.hook
+def after_call(ctx: Any, case: Any, response: Any) -> None:
+    """Should the worker's session have ended all the same, the next case checks in."""
+    if response.status_code == 410:
+        _SESSIONS.token = None
+
+
+@schemathesis.hook("filter_case").apply_to(method="POST", path="/api/v1/projects")
+def heartbeat_ttl_not_below_interval(ctx: Any, case: Any) -> bool:
+    """Leave out project bodies whose TTL is below the interval (a 400 the schema describes
+    but cannot state). A filter on the case, so that every phase applies it."""
+    body = case.body
+    if not isinstance(body, dict):
+        return True
+    # A field left out (or null) takes the server's default: the settings' (not overridden).
+    defaults = Settings()
+    interval = body.get("heartbeat_interval_seconds") or defaults.heartbeat_interval_seconds
+    ttl = body.get("heartbeat_ttl_seconds") or defaults.heartbeat_ttl_seconds
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (interval, ttl))
+    return not numbers or ttl >= interval
