@@ -475,9 +475,37 @@ async def expiry_events(http: httpx.AsyncClient, ws_url: str, rec: Recorder) -> 
 
 
 WAL_WRITERS = """
-SELECT count(DISTINCT xid::text) FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn)
+SELECT DISTINCT xid::text FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn)
 WHERE xid <> '0'::xid AND block_ref ~ ('rel [0-9]+/' || $3::text || '/')
 """
+# The WAL is read in slices as the window goes: on a busy shared server a checkpoint may
+# recycle the segments of a whole minute before it ends.
+WAL_SLICE_SECONDS = 3.0
+
+
+async def wal_writers(
+    conn: asyncpg.Connection, start_lsn: str, dboid: str, seconds: float
+) -> set[str] | None:
+    """The ids of the transactions that wrote to this database in the next `seconds`
+    (None when the WAL could not be read)."""
+    writers: set[str] = set()
+    lsn = start_lsn
+    deadline = time.monotonic() + seconds
+    failed = False
+    while (left := deadline - time.monotonic()) > 0:
+        await asyncio.sleep(min(WAL_SLICE_SECONDS, left))
+        now = str(await conn.fetchval("SELECT pg_current_wal_flush_lsn()::text"))
+        if failed:
+            continue
+        try:
+            rows = await conn.fetch(WAL_WRITERS, lsn, now, dboid)
+        except asyncpg.PostgresError as exc:
+            say(f"reading the WAL failed ({exc}): write transactions not counted")
+            failed = True
+            continue
+        writers.update(r[0] for r in rows)
+        lsn = now
+    return None if failed else writers
 
 
 async def pg_counters(conn: asyncpg.Connection) -> dict[str, Any]:
@@ -553,7 +581,11 @@ async def idle_sockets(
         await asyncio.sleep(5)  # the attaches' own writes settle
         before = await pg_counters(conn)
         t1 = time.monotonic()
-        await asyncio.sleep(window)
+        if walinspect:
+            writers = await wal_writers(conn, before["lsn"], str(before["dboid"]), window)
+        else:
+            writers = None
+            await asyncio.sleep(window)
         after = await pg_counters(conn)
         elapsed = time.monotonic() - t1
         per_minute = 60 / elapsed
@@ -564,14 +596,8 @@ async def idle_sockets(
             "rows": (after["rows"] - before["rows"]) * per_minute,
             "commits": (after["commits"] - before["commits"]) * per_minute,
         }
-        if walinspect:
-            try:
-                writers = await conn.fetchval(
-                    WAL_WRITERS, before["lsn"], after["lsn"], str(before["dboid"])
-                )
-                result["writes"] = writers * per_minute
-            except asyncpg.PostgresError as exc:
-                say(f"reading the WAL failed ({exc}): write transactions not counted")
+        if writers is not None:
+            result["writes"] = len(writers) * per_minute
         for task in listeners:
             task.cancel()
         await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
