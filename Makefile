@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint format services browser bench clean
+.PHONY: run test lint format services browser bench bench-api soak clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,11 +38,20 @@ services:
 browser:
 	@bash scripts/ensure-chromium.sh
 
-bench: $(STAMP)
+bench: $(STAMP) bench-api
 	$(PY) bench/conflicts.py
 	$(PY) bench/fanout.py
 	$(PY) bench/hook.py
 	$(PY) bench/coordination.py
+
+# The server under wrk beside bare Litestar, SQLite and PostgreSQL (about 5 minutes).
+bench-api: $(STAMP) services
+	@bash scripts/ensure-wrk.sh
+	$(PY) bench/api.py
+
+# Ten minutes of a churning swarm on PostgreSQL + Redis: does memory or latency creep?
+soak: $(STAMP) services
+	$(PY) bench/soak.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

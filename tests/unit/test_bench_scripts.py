@@ -1,0 +1,99 @@
+"""The arithmetic of bench/api.py and bench/soak.py: what wrk is told to send, and the
+verdicts the soak prints (the benchmarks themselves are run by hand, not by the suite)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.soak import ALL, Interval, Tally, verdicts  # noqa: E402
+from bench.wrk import Call, Wrk, lua_script  # noqa: E402
+
+
+def test_lua_script_keeps_bodies_and_headers_verbatim() -> None:
+    body = '{"declared_files": ["a]]b", "]===]", "c\\"d"]}'
+    script = lua_script([Call("POST", "/api/v1/checkin", {"X-API-Key": "k]]"}, body)])
+    # The body is in a long bracket that none of its own closing brackets can end.
+    assert "[====[" + body + "]====]" in script
+    assert '"X-API-Key"' not in script  # keys are long-bracket strings too
+    assert "[ [===[X-API-Key]===] ] = [===[k]]]===]" in script
+
+
+class Recorder(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    seen: ClassVar[list[tuple[str, str, str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.seen.append((self.command, self.path, self.headers.get("X-Token", ""), body))
+        self.send_response(201)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
+def test_wrk_sends_each_call_in_turn_and_reports(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        calls = [
+            Call("POST", "/a", {"X-Token": "one"}, '{"n": "]]1"}'),
+            Call("POST", "/b", {"X-Token": "two"}, '{"n": 2}'),
+        ]
+        load = Wrk(shutil.which("wrk") or "wrk", tmp_path, 1).run(
+            f"http://127.0.0.1:{server.server_port}", calls, 1
+        )
+    finally:
+        server.shutdown()
+    assert load.requests > 10 and load.errors == 0 and load.p50_ms > 0
+    one = ("POST", "/a", "one", b'{"n": "]]1"}')
+    two = ("POST", "/b", "two", b'{"n": 2}')
+    # In turn (wrk asks the script for one request before it starts, so either may lead).
+    assert set(Recorder.seen[:2]) == {one, two}
+    assert all(a != b for a, b in zip(Recorder.seen, Recorder.seen[1:], strict=False))
+
+
+def row(rss: float, fds: int, p99_samples: list[float]) -> Interval:
+    tally = Tally()
+    tally.latencies["heartbeat"].extend(p99_samples)
+    return Interval(0, rss, fds, 0, 0, 0, tally)
+
+
+def test_soak_verdicts_judge_the_last_half_and_the_first_interval() -> None:
+    flat = [row(100, 50, [10.0] * 100) for _ in range(4)]
+    lines = verdicts(flat, ["heartbeat", ALL])
+    assert all(line.startswith("✓") for line in lines), lines
+
+    # RSS grows 10 % over the last half; fds 4 %: only RSS fails.
+    growing = [
+        row(90, 50, [10.0] * 100),
+        row(95, 50, [10.0] * 100),
+        row(100, 50, [10.0] * 100),
+        row(110, 52, [10.0] * 100),
+    ]
+    rss, fds, *_ = verdicts(growing, ["heartbeat"])
+    assert rss.startswith("✗") and "+10.0%" in rss
+    assert fds.startswith("✓")
+
+    # One interval's p99 at 1.6x the first's fails; 1.5x passes.
+    slow = [row(100, 50, [10.0] * 100), row(100, 50, [16.0] * 100)]
+    assert verdicts(slow, ["heartbeat"])[2].startswith("✗")
+    edge = [row(100, 50, [10.0] * 100), row(100, 50, [15.0] * 100)]
+    assert verdicts(edge, ["heartbeat"])[2].startswith("✓")
+
+    # Too few samples in the first interval: reported, not judged.
+    sparse = [row(100, 50, [10.0] * 5), row(100, 50, [99.0] * 100)]
+    assert verdicts(sparse, ["heartbeat"])[2].startswith("- heartbeat: too few samples")
