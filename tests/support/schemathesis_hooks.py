@@ -94,6 +94,15 @@ class LiveSession:
 
     def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
         case.headers = {**(case.headers or {}), **data}
+        # Every phase passes here (the stateful one fills slugs from earlier answers,
+        # after any filter): never re-key, change or delete the run's own project.
+        params = case.path_parameters or {}
+        if (
+            case.operation.path.startswith("/api/v1/projects/{slug}")
+            and case.method.upper() != "GET"
+            and params.get("slug") == _fuzz_slug()
+        ):
+            case.path_parameters = {**params, "slug": f"spared-{secrets.token_hex(4)}"}
 
 
 @schemathesis.hook
@@ -151,8 +160,16 @@ def _not_the_fuzz_project(ctx: Any, case: Any) -> bool:
     return slug != _fuzz_slug()
 
 
+@schemathesis.hook("filter_case").apply_to(method="PATCH", path="/api/v1/projects/{slug}")
+def patched_ttl_not_below_interval(ctx: Any, case: Any) -> bool:
+    """The cross-field rule on a PATCH, for projects the run created with the defaults
+    (a field left out keeps the project's value). The run's own project is left alone."""
+    if not _not_the_fuzz_project(ctx, case):
+        return False
+    return heartbeat_ttl_not_below_interval(ctx, case)
+
+
 for _method, _path in (
-    ("PATCH", "/api/v1/projects/{slug}"),
     ("DELETE", "/api/v1/projects/{slug}"),
     ("POST", "/api/v1/projects/{slug}/rotate-key"),
     ("POST", "/api/v1/projects/{slug}/revoke-key"),
