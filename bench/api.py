@@ -495,7 +495,9 @@ async def wal_writers(
     while (left := deadline - time.monotonic()) > 0:
         await asyncio.sleep(min(WAL_SLICE_SECONDS, left))
         now = str(await conn.fetchval("SELECT pg_current_wal_flush_lsn()::text"))
-        if failed:
+        if failed or now == lsn:
+            # Nothing flushed since the last slice (an idle window's usual case), and
+            # pg_walinspect refuses a start LSN that is not behind the flushed one.
             continue
         try:
             rows = await conn.fetch(WAL_WRITERS, lsn, now, dboid)

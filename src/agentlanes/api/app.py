@@ -29,6 +29,7 @@ from agentlanes.api.events import EventController, events_socket
 from agentlanes.api.leases import LeaseController
 from agentlanes.api.limits import rate_limit, rate_limit_stores
 from agentlanes.api.messages import MessageController
+from agentlanes.api.metrics import LeanPrometheusMiddleware
 from agentlanes.api.openapi import components, finisher
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.server_info import server_info
@@ -85,6 +86,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         prefix="agentlanes",
         group_path=True,
         scopes={"http"},  # type: ignore[arg-type]
+        middleware_class=LeanPrometheusMiddleware,
     )
     middleware = [prometheus.middleware]
     stores: dict[str, Store] = {}
