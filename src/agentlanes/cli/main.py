@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.hook",
     "agentlanes.cli.guard",
     "agentlanes.cli.mcp",
+    "agentlanes.cli.init",
 )
 
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 1 conflict or refused, 2 bad input, 3 unreachable, "
         "4 server error answer, 5 no local session",
     )
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -43,9 +45,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version_line() -> str:
+    import os
+
+    from agentlanes import __version__
+
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "agentlanes"
+    return f"{'lanes' if name == 'lanes' else 'agentlanes'} {__version__}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    if args_list[:1] == ["guard"]:
+        # Claude Code runs the guard before every edit: skip building the whole parser.
+        from agentlanes.guard import main as guard_main
+
+        return guard_main(args_list[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     try:
         result = args.func(args)
     except CommandError as exc:
@@ -55,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             body = exc.payload or {"error": {"code": "CLI_ERROR", "message": str(exc)}}
             print(json.dumps({**body, "exit_code": exc.exit_code}))
         print(f"agentlanes: {exc}", file=sys.stderr)
+        for line in exc.details:
+            print(f"  {line}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
