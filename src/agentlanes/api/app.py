@@ -28,6 +28,7 @@ from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
 from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
+from agentlanes.mcp_http import McpMount
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import Settings, get_settings
 from agentlanes.store.database import Database
@@ -65,6 +66,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         group_path=True,
         scopes={"http"},  # type: ignore[arg-type]
     )
+    mcp = McpMount(settings)  # the MCP tools over streamable HTTP at /mcp
     middleware = [prometheus.middleware]
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
@@ -86,10 +88,11 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             MetricsController,
             dashboard.index,
             dashboard.static_router,
+            *mcp.handlers,
         ],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
-        lifespan=[lifespan],
+        lifespan=[lifespan, *mcp.lifespans],
         middleware=middleware,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
