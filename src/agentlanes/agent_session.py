@@ -62,7 +62,7 @@ def _setup(payload: dict[str, Any], env: dict[str, str] | None) -> tuple[Any, st
     if root is None:
         return None, None
     cfg = load_config(root, env)
-    return (cfg if cfg.api_key else None), agent_for(payload)
+    return (cfg if cfg.api_key else None), agent_for(payload, env)
 
 
 def _start_context(text: str) -> dict[str, Any]:

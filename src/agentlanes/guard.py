@@ -45,8 +45,13 @@ class GuardInputError(ValueError):
     """The JSON on stdin is not a hook event we can read."""
 
 
-def agent_for(payload: dict[str, Any]) -> str | None:
-    """The agent name a Claude Code session checks in under: ``claude-<its session id>``."""
+def agent_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> str | None:
+    """The agent a hook acts for: ``AGENTLANES_AGENT_NAME`` when the agent was started
+    with one, else ``claude-<Claude Code's session id>`` (None without either)."""
+    env = os.environ if env is None else env
+    named = (env.get("AGENTLANES_AGENT_NAME") or "").strip()
+    if named:
+        return named
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid.strip():
         return None
@@ -196,7 +201,7 @@ def _check_edit(
     patterns: list[str],
     allow: bool,
 ) -> dict[str, Any]:
-    agent = agent_for(payload)
+    agent = agent_for(payload, env)
     try:
         session = read_session(cfg, env, agent=agent)
     except ConfigError:

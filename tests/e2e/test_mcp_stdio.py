@@ -56,6 +56,7 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 "checkin", {"agent_name": "bob", "declared_files": ["src/**"]}
             )
             assert refused.is_error and "CONFLICT" in refused.content[0].text
+            assert "alice holds src/api/**" in refused.content[0].text
 
             ok = payload(
                 await client.call_tool(
@@ -66,7 +67,7 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
             assert ok["agent_name"] == "bob" and ok["conflicts"] == []
             assert "session_token" not in ok
             # The session is shared with the CLI and the git hook of this repository.
-            saved = json.loads((repo / ".git/agentlanes/session.json").read_text())
+            saved = json.loads((repo / ".git/agentlanes/sessions/bob.json").read_text())
             assert saved["session_id"] == ok["session_id"]
 
             hits = payload(
@@ -95,9 +96,13 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 )
             )
             assert done["status"] == "checked_out"
-            assert not (repo / ".git/agentlanes/session.json").exists()
+            assert not (repo / ".git/agentlanes/sessions/bob.json").exists()
             gone = await client.call_tool("heartbeat", {})
-            assert gone.is_error and "no session token" in gone.content[0].text
+            # Phrased for the agent: which tool to call, not a shell command.
+            assert gone.is_error
+            assert gone.content[0].text.endswith(
+                "You have no agentlanes session: call the `checkin` tool first."
+            )
 
     anyio.run(scenario)
 
