@@ -258,3 +258,69 @@ def test_watch_prints_events_readably_and_as_json_lines(
     human = lanes(repo_a, env_a, "watch", "--since", "0", "--count", "2")
     first = human.stdout.splitlines()[0]
     assert "agent.checkin" in first and "agent=alice" in first and "area=api" in first
+
+
+def test_two_agents_in_one_checkout_keep_two_sessions(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    (repo / "src" / "api").mkdir(parents=True)
+    alice = lanes_json(repo, env, "checkin", "--agent", "alice", "--files", "src/api")
+    # A literal naming a directory of the working tree is sent with its trailing '/'.
+    assert alice["directories_marked"] == ["src/api/"]
+    bob = lanes_json(repo, env, "checkin", "--agent", "bob", "--files", "docs/**")
+    assert bob["other_local_agents"] == ["alice"] and bob["replaced_session_id"] is None
+    sessions = repo / ".git" / "agentlanes" / "sessions"
+    assert sorted(p.name for p in sessions.glob("*.json")) == ["alice.json", "bob.json"]
+    assert [s["agent_name"] for s in _presence(agent_server.url, key)] == ["alice", "bob"]
+
+    # Which one? `status` lists both and says how to pick; commands take --agent.
+    listed = lanes_json(repo, env, "status")
+    assert [s["agent_name"] for s in listed["local_sessions"]] == ["alice", "bob"]
+    assert lanes_json(repo, env, "status", "--agent", "bob")["agent_name"] == "bob"
+    ambiguous = lanes(repo, env, "checkout")
+    assert ambiguous.returncode == 2 and "pick one with --agent" in ambiguous.stderr
+    named = {**env, "AGENTLANES_AGENT_NAME": "alice"}
+    assert lanes_json(repo, named, "status")["agent_name"] == "alice"
+
+    # The same agent checking in again replaces only its own session, and says so.
+    again = lanes_json(repo, env, "checkin", "--agent", "bob", "--files", "docs/**")
+    assert again["replaced_session_id"] == bob["session_id"]
+    lanes_json(repo, env, "checkout", "--agent", "bob")
+    assert [s["agent_name"] for s in _presence(agent_server.url, key)] == ["alice"]
+    assert lanes_json(repo, env, "status")["agent_name"] == "alice"  # the only one left
+
+
+def test_an_old_session_file_is_moved_to_its_agent(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    lanes_json(repo, env, "checkin", "--agent", "alice")
+    state = repo / ".git" / "agentlanes"
+    (state / "sessions" / "alice.json").rename(state / "session.json")  # the old layout
+    assert lanes_json(repo, env, "status")["agent_name"] == "alice"
+    assert (state / "sessions" / "alice.json").exists() and not (state / "session.json").exists()
+
+
+def test_version_and_a_url_without_scheme(agent_server: ServerProcess, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from agentlanes import __version__
+
+    env = isolated_env(tmp_path / "home", agent_server.url, None)
+    repo = make_repo(tmp_path / "repo", env)
+    assert lanes(repo, env, "--version").stdout.strip() == f"agentlanes {__version__}"
+    short = Path(sys.executable).parent / "lanes"
+    done = subprocess.run([short, "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"lanes {__version__}"
+    bad = {**env, "AGENTLANES_URL": "localhost:8787", "AGENTLANES_API_KEY": "alk_x"}
+    for args in (("presence",), ("checkin", "--agent", "x")):
+        done = lanes(repo, bad, *args)
+        assert done.returncode == 2, done.stderr
+        assert "AGENTLANES_URL: 'localhost:8787' is not a server URL" in done.stderr
+        no_traceback(done)
