@@ -413,7 +413,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         claimed_by: Annotated[str | None, about("Only tasks claimed by this agent name.")] = None,
         limit: Limit = None,
     ) -> dict[str, Any]:
-        """List the project's tasks."""
+        """List the project's tasks with their state and who claimed them."""
         lanes = await resolve(ctx)
         return await lanes.call(
             lanes.client.tasks.list(status=status, claimed_by=claimed_by, limit=limit)
@@ -459,7 +459,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         task_id: TaskId,
         body: Annotated[str, about("The note: what you found, what is left.")],
     ) -> dict[str, Any]:
-        """Add a note to a task."""
+        """Add a note to a task: what you found, what is left, for whoever reads it next."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.tasks.add_note(task_id, body))
 
@@ -481,7 +481,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
             str | None, about("Only gates in this state: pending, passed, failed.")
         ] = None,
     ) -> dict[str, Any]:
-        """List the project's checkpoints."""
+        """List the project's checkpoints (gates over tasks) and their state."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.checkpoints.list(status=status))
 
@@ -494,7 +494,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         ],
         note: Note = None,
     ) -> dict[str, Any]:
-        """Pass or fail a checkpoint."""
+        """Pass a checkpoint (its tasks may proceed) or fail it (they stay held)."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.checkpoints.resolve(checkpoint_id, status, note))
 
@@ -526,7 +526,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     async def message_read(
         ctx: Context, message_id: Annotated[int, about("The message's id (from inbox).")]
     ) -> dict[str, Any]:
-        """Mark a message read."""
+        """Mark a message as read: it no longer counts as unread in your inbox."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.messages.read(message_id))
 
@@ -562,13 +562,13 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     async def lease_renew(
         ctx: Context, lease_id: LeaseId, ttl_seconds: Ttl = None
     ) -> dict[str, Any]:
-        """Extend a lease you hold."""
+        """Extend a lease you hold before it expires (the fencing token stays the same)."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.leases.renew(lease_id, ttl_seconds))
 
     @server.tool(annotations=CHANGES)
     async def lease_release(ctx: Context, lease_id: LeaseId) -> dict[str, Any]:
-        """Give a lease back."""
+        """Give a lease back before it expires, so another agent can take the resource."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.leases.release(lease_id))
 
@@ -611,7 +611,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         vote: Annotated[Literal["approve", "reject"], about("Your vote (one per agent).")],
         comment: Annotated[str | None, about("Why, for the requester.")] = None,
     ) -> dict[str, Any]:
-        """Vote on another agent's request."""
+        """Vote on another agent's consensus request, once; a strict majority decides."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.consensus.vote(consensus_id, vote, comment))
 
@@ -632,7 +632,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     async def agents_list(
         ctx: Context, role: Annotated[str | None, about("Only agents with this role.")] = None
     ) -> dict[str, Any]:
-        """The project's agent registry."""
+        """The project's agent registry: names, roles and their config."""
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.agents.list(role=role))
 
