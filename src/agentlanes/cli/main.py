@@ -10,12 +10,14 @@ Exit codes: 0 ok, 1 conflicts found / refused, 2 bad input (usage), 3 server unr
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from collections.abc import Sequence
 
 from agentlanes.cli.errors import CommandError
+
+TYPE_CHECKING = False  # `lanes guard` runs before every edit: import only what it needs
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 # Modules that add sub-commands, in the order they appear in --help.
 COMMAND_MODULES = (
@@ -31,6 +33,9 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="agentlanes",
         description="Real-time presence and conflict service for coding agents.",
