@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
 from agentlanes.client.lean import LeanApiError, LeanUnreachable, call, call_many
@@ -214,31 +215,32 @@ def _check_edit(
         body["paths"] = paths
     if patterns:
         body["patterns"] = patterns
-    # One round trip: the check (without the token when we know our session's id, so our
-    # own claims come back too and say which files are already ours), the project's mode,
-    # and a heartbeat (an agent at work is alive).
-    requests: list[Any] = [
-        ("POST", "/api/v1/conflicts/check", body, None if mine else token),
-        ("GET", "/api/v1/project", None, None),
-    ]
-    if token:
+    # Usually one request: the check, without the token when we know our session's id, so
+    # our own claims come back too and say which files are already ours. A heartbeat goes
+    # along once half the heartbeat interval has passed (an agent at work is alive); the
+    # project's mode is asked only when someone else holds something.
+    requests: list[Any] = [("POST", "/api/v1/conflicts/check", body, None if mine else token)]
+    beat = bool(token) and _heartbeat_due(session)
+    if beat:
         requests.append(("POST", "/api/v1/heartbeat", {}, token))
     try:
         answers = call_many(cfg, requests)
+        check = answers[0]
+        if isinstance(check, LeanApiError):
+            raise check
+        conflicts = check.get("conflicts") or []
+        own = [c for c in conflicts if mine and c.get("session_id") == mine]
+        others = [c for c in conflicts if not (mine and c.get("session_id") == mine)]
+        project = call(cfg, "GET", "/api/v1/project") if others else {}
     except LeanUnreachable as exc:
         if cfg.fail_closed:
             return _deny(f"agentlanes: server unreachable at {cfg.url} ({exc}); fail_closed is set")
         return _context("PreToolUse", [f"agentlanes: server unreachable ({exc}); not checked"])
-    check, project = answers[0], answers[1]
-    for answer in (check, project):
-        if isinstance(answer, LeanApiError):
-            return _context(
-                "PreToolUse", [f"agentlanes: the server refused the check ({answer})"], allow
-            )
-    conflicts = check.get("conflicts") or []
-    own = [c for c in conflicts if mine and c.get("session_id") == mine]
-    others = [c for c in conflicts if not (mine and c.get("session_id") == mine)]
-    ended = token and len(answers) > 2 and isinstance(answers[2], LeanApiError)
+    except LeanApiError as exc:
+        return _context("PreToolUse", [f"agentlanes: the server refused the check ({exc})"], allow)
+    ended = beat and isinstance(answers[1], LeanApiError) and answers[1].status in (404, 410)
+    if beat and not ended and session:
+        _beaten(session)
     if others and project.get("conflict_mode") == "block" and _certain(others):
         return _deny(
             "\n".join(
@@ -272,6 +274,27 @@ def _check_edit(
     return _context("PreToolUse", notes, allow)
 
 
+def _heartbeat_due(session: dict[str, Any] | None) -> bool:
+    """Half an interval since the last heartbeat (the session file's mtime records it)."""
+    source = (session or {}).get("source")
+    if not source or source == "AGENTLANES_SESSION_TOKEN":
+        return True
+    interval = float((session or {}).get("heartbeat_interval_seconds") or 30)
+    try:
+        return time.time() - os.path.getmtime(source) >= interval / 2
+    except OSError:
+        return True
+
+
+def _beaten(session: dict[str, Any]) -> None:
+    source = session.get("source")
+    if source and source != "AGENTLANES_SESSION_TOKEN":
+        try:  # noqa: SIM105 - contextlib is one more import on every edit
+            os.utime(source)
+        except OSError:
+            pass
+
+
 def _claim(cfg: LocalConfig, session: dict[str, Any], new: list[str]) -> list[str]:
     """Add ``new`` to the session's declared files (a status change others see live)."""
     from agentlanes.client.config import save_session
@@ -285,6 +308,8 @@ def _claim(cfg: LocalConfig, session: dict[str, Any], new: list[str]) -> list[st
     except LeanUnreachable as exc:
         return [f"agentlanes: server unreachable ({exc}); your claims were not widened"]
     except LeanApiError as exc:
+        if exc.status in (404, 410) and session.get("agent_name"):
+            return _join_again(cfg, session["agent_name"], session, new)  # it ended meanwhile
         return [f"agentlanes: could not add {', '.join(new)} to your claims ({exc})"]
     if session.get("source") not in (None, "AGENTLANES_SESSION_TOKEN") and session.get(
         "agent_name"

@@ -197,3 +197,38 @@ def test_the_hook_fails_open(agent_server: ServerProcess, tmp_path: Path) -> Non
     bad_url = {**down, "AGENTLANES_URL": "localhost:8787"}
     answer = hook(repo, bad_url, tool(repo, "s1", "Edit", {"file_path": "x.py"}))
     assert "is not a server URL" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_edits_keep_the_session_alive_and_bring_back_an_ended_one(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    import os
+
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    hook(repo, env, event(repo, "s-9", "SessionStart", source="startup"))
+    hook(repo, env, tool(repo, "s-9", "Write", {"file_path": "a.py", "content": ""}))
+    saved = repo / ".git/agentlanes/sessions/claude-s-9.json"
+    first = presence(url, key)["claude-s-9"]
+    # Half an interval after the last heartbeat (the file's mtime), an edit sends one.
+    os.utime(saved, (1_000_000_000, 1_000_000_000))
+    hook(repo, env, tool(repo, "s-9", "Edit", {"file_path": "a.py"}))
+    again = presence(url, key)["claude-s-9"]
+    assert again["session_id"] == first["session_id"]
+    assert again["last_heartbeat_at"] > first["last_heartbeat_at"]
+    # The session ended behind the agent's back (here: checked out by hand): the next edit
+    # checks in again under the same name, with the claims it had and the new file.
+    token = json.loads(saved.read_text())["session_token"]
+    r = httpx.post(
+        f"{url}/api/v1/checkout",
+        headers={"X-API-Key": key, "X-Session-Token": token},
+        json={},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    hook(repo, env, tool(repo, "s-9", "Write", {"file_path": "b.py", "content": ""}))
+    back = presence(url, key)["claude-s-9"]
+    assert back["session_id"] != first["session_id"]
+    assert back["declared_files"] == ["a.py", "b.py"]
