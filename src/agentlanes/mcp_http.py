@@ -14,6 +14,12 @@ heartbeats the session while the MCP session lasts; when the MCP session ends (t
 client's DELETE, or the SDK's idle timeout of 30 minutes) the heartbeat stops and the
 agentlanes session runs out its TTL, as when a stdio server's process exits.
 
+Sessions are what make this work, so ``/mcp`` speaks the protocol versions with an
+``initialize`` handshake and ``Mcp-Session-Id`` (2024-11-05 to 2025-11-25). A request
+in the sessionless era (an ``MCP-Protocol-Version`` header of 2026 or later) gets a 400,
+on which the SDK's clients fall back to the handshake; a tool call without a session is
+refused rather than sharing one agent between clients.
+
 Nothing here sees a working tree, so nothing is written to disk and patterns are sent as
 given. Without the ``mcp`` package ``/mcp`` answers 503 with a message saying so.
 """
@@ -53,11 +59,29 @@ async def _send_error(send: Send, status: int, code: str, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def _send_jsonrpc_error(send: Send, message: str) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class McpEndpoint:
     """``/mcp``: authentication by project key, then the SDK's session manager."""
 
     def __init__(self, settings: Settings) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
         from agentlanes.mcp_server import new_server
 
@@ -74,6 +98,8 @@ class McpEndpoint:
         self.manager = self.server.session_manager
         self.app: Litestar | None = None
         self.agents: dict[str, Any] = {}  # MCP session id -> Lanes
+        # The protocol versions with an initialize handshake and sessions.
+        self.handshake_versions = tuple(HANDSHAKE_PROTOCOL_VERSIONS)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Litestar) -> AsyncIterator[None]:
@@ -96,6 +122,20 @@ class McpEndpoint:
         except AgentlanesError as exc:
             await _send_error(send, exc.status_code, exc.code, str(exc))
             return
+        version = next(
+            (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-protocol-version"),
+            None,
+        )
+        if version is not None and version not in self.handshake_versions:
+            # Each agent needs its own session here, which only the handshake era has
+            # (Mcp-Session-Id). A 4xx makes an SDK client fall back to `initialize`.
+            await _send_jsonrpc_error(
+                send,
+                f"MCP-Protocol-Version {version} is not served at /mcp: agentlanes keeps one "
+                f"session per agent, so connect with initialize "
+                f"({', '.join(self.handshake_versions)})",
+            )
+            return
         # The SDK ties each MCP session to the identity that opened it.
         scope["user"] = AuthenticatedUser(  # type: ignore[typeddict-unknown-key]
             AccessToken(token="", client_id=f"project:{project.id}", scopes=[])
@@ -104,11 +144,15 @@ class McpEndpoint:
 
     async def _lanes_for(self, ctx: Any) -> Any:
         """The agent behind this tool call: one per MCP session, made on its first call."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
         from agentlanes.mcp_server import Lanes
 
         request = ctx.request_context.request
         headers = request.headers if request is not None else {}
-        sid = headers.get("mcp-session-id") or ""
+        sid = headers.get("mcp-session-id")
+        if not sid:  # never share one agent's session between clients
+            raise ToolError("this server needs an MCP session: connect with initialize first")
         lanes = self.agents.get(sid)
         if lanes is None:
             assert self.app is not None

@@ -225,3 +225,12 @@ def test_mcp_endpoint_needs_the_project_key(agent_server: ServerProcess) -> None
         timeout=10,
     )
     assert r.status_code == 404
+    # The sessionless protocol era would give every agent the same identity: refused with
+    # a 4xx, on which SDK clients fall back to the initialize handshake.
+    r = httpx.post(
+        url,
+        json={"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}},
+        headers={**headers, "X-API-Key": key, "Mcp-Protocol-Version": "2026-07-28"},
+        timeout=10,
+    )
+    assert r.status_code == 400 and "one session per agent" in r.json()["error"]["message"]

@@ -163,3 +163,41 @@ def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> 
             assert released["status"] == "released"
 
     anyio.run(scenario)
+
+
+def test_mcp_over_http_keeps_the_session_alive_while_connected(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """`/mcp` with the SDK's own streamable HTTP client: the session outlives its TTL while
+    the MCP session is open, and runs out once the client has gone (DELETE)."""
+    import time
+
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from agentlanes import __version__
+
+    ttl = 3
+    key = new_project(agent_server.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=ttl)[
+        "api_key"
+    ]
+
+    def live() -> list[str]:
+        r = httpx.get(f"{agent_server.url}/api/v1/presence", headers={"X-API-Key": key})
+        return [s["agent_name"] for s in r.json()["sessions"]]
+
+    async def scenario() -> None:
+        http = create_mcp_http_client(headers={"X-API-Key": key})
+        async with Client(streamable_http_client(f"{agent_server.url}/mcp", http_client=http)) as c:
+            assert c.server_info is not None and c.server_info.version == __version__
+            me = payload(await c.call_tool("checkin", {"agent_name": "remote"}))
+            assert me["agent_name"] == "remote"
+            await anyio.sleep(ttl + 2)  # no heartbeat from the agent: the server sends them
+            assert live() == ["remote"]
+        deadline = time.monotonic() + 15
+        while live() and time.monotonic() < deadline:
+            await anyio.sleep(0.3)
+        assert live() == []  # the MCP session ended, so did the heartbeats
+
+    anyio.run(scenario)
