@@ -95,6 +95,12 @@ def test_status_check_and_checkout(two_agents: tuple[Path, Path, dict, dict]) ->
     assert clear.returncode == 1  # bob now claims src/** too
     assert json.loads(clear.stdout)["conflicts"][0]["agent_name"] == "bob"
     assert lanes(repo_b, env_b, "check", "docs/x.md").returncode == 0
+    # A directory is checked as the directory pattern (its trailing '/'), and --json says so.
+    folder = lanes(repo_b, env_b, "check", "src/api", "--json")
+    assert folder.returncode == 1
+    found = json.loads(folder.stdout)
+    assert found["directories_marked"] == ["src/api/"]
+    assert [c["agent_name"] for c in found["conflicts"]] == ["alice"]
 
     out = lanes_json(repo_b, env_b, "checkout", "--outcome", "partial", "--summary", "half done")
     assert out["status"] == "checked_out" and out["outcome_status"] == "partial"
