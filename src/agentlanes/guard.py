@@ -175,16 +175,20 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
     targets, base = tool_targets(payload)
     if not targets:
         return {}
-    first = targets[0][0]
-    start = os.path.dirname(first)
-    while start and not os.path.isdir(start):
-        start = os.path.dirname(start)
-    found = find_repo_root(start or base)
-    if found is None:
-        return {}
-    paths, patterns = _scope(targets, found)
+    # The repository the agent works in; else the one of the first file (an agent may
+    # edit in a sibling worktree).
+    found = find_repo_root(base) if os.path.isdir(base) else None
+    paths, patterns = _scope(targets, found) if found else ([], [])
     if not paths and not patterns:
-        return {}
+        start = os.path.dirname(targets[0][0])
+        while start and not os.path.isdir(start):
+            start = os.path.dirname(start)
+        found = find_repo_root(start) if start else None
+        if found is None:
+            return {}
+        paths, patterns = _scope(targets, found)
+        if not paths and not patterns:
+            return {}
     try:
         cfg = load_config(found, env)
     except ConfigError as exc:
