@@ -107,7 +107,8 @@ def test_a_claude_code_session_from_start_to_end(
 
     # PreToolUse Bash `sed -i` on a file alice holds, in block mode: denied, with who.
     denied = hook(repo, env, tool(repo, sid, "Bash", {
-        "command": "cd src && sed -i 's/x/y/' api/app.py", "description": "rename x",
+        "command": "cd src && sed -i 's/x/y/' api/app.py 2>/tmp/sed.err",
+        "description": "rename x",
     }))  # fmt: skip
     assert set(denied) == {"hookSpecificOutput"}
     decision = denied["hookSpecificOutput"]
