@@ -334,7 +334,7 @@ def _join_again(
     files = declared + [p for p in new if p not in declared]
     try:
         checkin_for(cfg, agent, files, meta={"tool": "claude-code", "joined": "PreToolUse"})
-    except (LeanUnreachable, LeanApiError) as exc:
+    except (LeanUnreachable, LeanApiError, ConfigError) as exc:
         return [f"agentlanes: could not check you in as {agent} ({exc})"]
     return []
 

@@ -335,7 +335,9 @@ def status(args: argparse.Namespace) -> int:
 
     cfg = local_config()
     changing = args.area is not None or args.files is not None or args.text is not None
-    if not changing and not args.agent and read_session(cfg) is None:
+    with client_errors():
+        current = read_session(cfg)
+    if not changing and not args.agent and current is None:
         local = list_sessions(cfg)
         if len(local) > 1:
             return _list_local(local, args)
