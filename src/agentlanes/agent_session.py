@@ -77,7 +77,10 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
         return _start_context(f"agentlanes: {exc}; not checked in")
     if cfg is None or agent is None:
         return {}
-    session = read_session(cfg, {}, agent=agent)
+    try:
+        session = read_session(cfg, {}, agent=agent)
+    except ConfigError as exc:
+        return _start_context(f"agentlanes: {exc}; not checked in")
     try:
         if session is not None:
             try:
@@ -124,7 +127,10 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
         return {}
     if cfg is None or agent is None:
         return {}
-    session = read_session(cfg, {}, agent=agent)
+    try:
+        session = read_session(cfg, {}, agent=agent)
+    except ConfigError:
+        return {}
     if session is None:
         return {}
     touched = _touched(cfg, session)
