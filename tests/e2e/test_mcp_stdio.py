@@ -49,6 +49,13 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
 
     async def scenario() -> None:
         async with Client(params) as client:
+            from agentlanes import __version__
+
+            assert client.server_info is not None
+            assert (client.server_info.name, client.server_info.version) == (
+                "agentlanes",
+                __version__,
+            )
             tools = {t.name for t in (await client.list_tools()).tools}
             assert tools >= CORE_TOOLS
 
