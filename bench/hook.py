@@ -39,6 +39,7 @@ from pathlib import Path
 import httpx
 
 PY = sys.executable
+GUARD_TARGET_MS = 60  # median per PreToolUse call of `lanes guard`
 
 
 def free_port() -> int:
@@ -265,6 +266,13 @@ def main() -> int:
     print(row("its three requests alone, from a warm process (server time)", trip))
     added = statistics.median(hooked) - statistics.median(bare)
     print(f"\nthe hook adds {added:.0f} ms (median) to a commit")
+    guard_median = statistics.median(guard_edit)
+    verdict = "met" if guard_median <= GUARD_TARGET_MS else "NOT met"
+    print(
+        f"the guard takes {guard_median:.0f} ms (median) per PreToolUse call, "
+        f"{guard_median / statistics.median(floor):.1f}x the interpreter's start "
+        f"(target: at most {GUARD_TARGET_MS} ms: {verdict})"
+    )
     print("\nwhat the committer saw (warn mode):")
     print("\n".join("    " + line for line in sample.splitlines()[:6]))
     return 0
