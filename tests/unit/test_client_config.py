@@ -151,3 +151,26 @@ def test_resume_skips_what_was_seen_and_follows_snapshots() -> None:
     assert resume.accept(json.dumps({"type": "pong"})) is not None
     assert resume.offset == 6
     assert [backoff(n) for n in (0, 1, 10)] == [0.2, 0.4, 5.0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'url = "http://x:1/"\napi_key = "alk_f"\nfail_closed = true\ntimeout = 2\n',
+        "# comment\nurl = 'http://h' # trailing\ntimeout = 2.5\nagent_name = \"a#b\"\n",
+        "timeout = 1_000\n",
+        'a.b = 1\n[t]\nx = "y"\n',
+        'x = "a\\\\b"\n',
+        "timeout = inf\n",
+        "url = [\n",
+    ],
+)
+def test_the_flat_reader_agrees_with_tomllib_or_leaves_it_to_it(text: str) -> None:
+    """`.agentlanes.toml` is read without tomllib when it is flat (the hooks' start-up)."""
+    import tomllib
+
+    from agentlanes.client.config import _flat_toml
+
+    flat = _flat_toml(text.encode())
+    if flat is not None:
+        assert flat == tomllib.loads(text)

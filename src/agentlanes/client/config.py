@@ -129,7 +129,7 @@ def _flat_toml(raw: bytes) -> dict[str, Any] | None:
             continue
         key, eq, value = line.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or not key or not _NAME_CHARS.issuperset(key) or key in out:
+        if not eq or not key or not _NAME_CHARS.issuperset(key) or "." in key or key in out:
             return None
         if value[:1] in ('"', "'"):
             end = value.find(value[0], 1)
