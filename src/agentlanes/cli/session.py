@@ -148,7 +148,9 @@ def checkin(args: argparse.Namespace) -> int:
         before = read_session(cfg, env={}, agent=result.agent_name)
         kept = save_checkin(cfg, result)
     replaced = before.get("session_id") if before else None
-    others = [s["agent_name"] for s in list_sessions(cfg) if s["agent_name"] != result.agent_name]
+    others = [
+        s.get("agent_name") for s in list_sessions(cfg) if s.get("agent_name") != result.agent_name
+    ]
     data = result.raw()
     if args.json:
         # The token is in the answer: an agent outside a git repository has nowhere else
