@@ -14,7 +14,9 @@ from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from agentlanes import __version__
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
+from agentlanes.api.board import BoardController
 from agentlanes.api.checkpoints import CheckpointController
+from agentlanes.api.conflicts import ConflictListController
 from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
@@ -75,6 +77,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             ProjectController,
             CurrentProjectController,
             SessionController,
+            ConflictListController,
+            BoardController,
             EventController,
             events_socket,
             TaskController,

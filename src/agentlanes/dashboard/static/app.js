@@ -1,24 +1,47 @@
 // The dashboard: ask for the key once, then keep the board live from the event socket.
 
 import { Api, Unauthorized, forgetKey, storeKey, storedKey } from "./api.js";
+import { Conflicts } from "./conflicts.js";
 import { Coordination } from "./coordination.js";
-import { $ } from "./dom.js";
+import { $, frameBatcher } from "./dom.js";
 import { Feed } from "./feed.js";
+import { Focus } from "./focus.js";
 import { Presence } from "./presence.js";
 import { LiveStream } from "./stream.js";
+import { ClaimTree } from "./tree.js";
 
 // Heartbeats write no event, so presence is polled for their times: every 3 s, or faster
 // when a project's TTL is so short that 3 s would show healthy agents as stale.
 const PRESENCE_POLL_MS = 3000;
 const PRESENCE_POLL_MIN_MS = 500;
 const HISTORY_LINES = 30;
+const LEFT_HISTORY = 300; // events read back at start to fill "recently left"
 
 class Dashboard {
   constructor(api) {
     this.api = api;
-    this.presence = new Presence(api);
+    const select = (id) => this.focus.select(id);
+    this.presence = new Presence(api, {
+      select,
+      changed: () => {
+        this.tree.update();
+        this.focus.refreshAreas();
+      },
+    });
+    this.conflicts = new Conflicts(api, {
+      partners: (map) => {
+        this.presence.setPartners(map);
+        if (this.focus.selected) this.focus.renderSoon();
+      },
+      announce: (text) => announce(text),
+      select,
+    });
+    this.tree = new ClaimTree({ select, sessions: () => this.presence.sessions });
     this.feed = new Feed();
-    this.coordination = new Coordination(api);
+    this.coordination = new Coordination(api, () => {
+      if (this.focus && this.focus.selected) this.focus.renderSoon();
+    });
+    this.focus = new Focus(this);
     this.historyLoaded = false;
     this.wasLive = false;
     this.stream = new LiveStream(api, {
@@ -30,10 +53,31 @@ class Dashboard {
     });
   }
 
+  lastOffset() {
+    return this.stream.offset ?? 0;
+  }
+
   start() {
+    this.loadProject();
     this.stream.start();
     this.ticker = setInterval(() => this.presence.tick(), 1000);
+    // Countdowns are recomputed from their expiry times four times a second, so the second
+    // shown is never more than a quarter of a second late (a handful of nodes: cheap).
+    this.countdowns = setInterval(() => this.coordination.tick(), 250);
     this.schedulePoll();
+  }
+
+  /** The heartbeat interval decides when a card is stale. */
+  async loadProject() {
+    try {
+      const project = await this.api.get("/api/v1/project");
+      if (project.heartbeat_interval_seconds) {
+        this.presence.intervalMs = project.heartbeat_interval_seconds * 1000;
+        this.presence.tick();
+      }
+    } catch {
+      /* without it the interval is taken as a quarter of each session's TTL */
+    }
   }
 
   schedulePoll() {
@@ -48,40 +92,52 @@ class Dashboard {
   stop() {
     this.stream.stop();
     clearInterval(this.ticker);
+    clearInterval(this.countdowns);
     clearTimeout(this.poller);
     this.poller = null;
   }
 
   snapshot(frame, { gap }) {
     this.presence.replace(frame.data.sessions || []);
-    if (gap) this.feed.note("Missed history was no longer kept: the board was reloaded from a fresh snapshot.");
+    if (gap) this.feed.note("Missed history was no longer kept: the board was reloaded from a fresh snapshot.", frame.offset);
+    this.conflicts.refresh();
     this.coordination.refreshAll();
     this.showOffset(frame.offset);
     if (!this.historyLoaded) this.loadHistory(frame.offset);
   }
 
   event(frame) {
-    this.presence.apply(frame);
-    this.coordination.apply(frame);
+    const scopeChanged = this.presence.apply(frame);
+    if (frame.type.startsWith("agent.") && this.conflicts.affectedBy(frame, scopeChanged)) {
+      this.conflicts.refreshSoon();
+    }
+    this.coordination.apply(frame, scopeChanged);
     this.feed.add(frame);
+    this.focus.event(frame);
     this.showOffset(frame.offset);
   }
 
   replayed(frame) {
-    if (frame.recovered) this.coordination.refreshAll();
+    if (frame.recovered) {
+      this.coordination.refreshAll();
+      this.conflicts.refreshSoon();
+    }
     this.showOffset(this.stream.offset);
   }
 
-  /** The last few events before the snapshot, for context (not applied to the board). */
+  /** The events before the snapshot: the last few in the feed for context, and the
+   * sessions that ended among them in "recently left" (neither changes the board). */
   async loadHistory(offset) {
     this.historyLoaded = true;
     if (!offset) return;
-    const since = Math.max(0, offset - HISTORY_LINES);
+    const since = Math.max(0, offset - LEFT_HISTORY);
     try {
-      const answer = await this.api.get(`/api/v1/events/log?since=${since}&limit=${HISTORY_LINES}`);
-      for (const frame of answer.events || []) {
-        if (frame.offset <= offset) this.feed.add(frame, { history: true });
+      const answer = await this.api.get(`/api/v1/events/log?since=${since}&limit=${LEFT_HISTORY}`);
+      const events = (answer.events || []).filter((frame) => frame.offset <= offset);
+      for (const frame of events) {
+        if (frame.type === "agent.checkout" || frame.type === "agent.timeout") this.focus.noteLeft(frame);
       }
+      for (const frame of events.slice(-HISTORY_LINES)) this.feed.add(frame, { history: true });
     } catch {
       /* history is a nicety */
     }
@@ -97,8 +153,12 @@ class Dashboard {
     }
   }
 
+  /** The header's offset, written once per frame (every event would relayout the header). */
   showOffset(offset) {
-    if (offset !== null && offset !== undefined) $("#offset").textContent = String(offset);
+    if (offset === null || offset === undefined) return;
+    this.shownOffset = offset;
+    this.drawOffset = this.drawOffset || frameBatcher(() => ($("#offset").textContent = String(this.shownOffset)));
+    this.drawOffset();
   }
 
   connection(name, detail) {
@@ -112,10 +172,10 @@ class Dashboard {
     $("#conn-text").textContent = text;
     if (name === "reconnecting" && this.wasLive) {
       this.wasLive = false;
-      this.feed.note("Connection lost; reconnecting and catching up from the last event seen.");
+      this.feed.note("Connection lost; reconnecting and catching up from the last event seen.", this.stream.offset);
     }
     if (name === "live" && !this.wasLive) {
-      if (this.everLive) this.feed.note("Reconnected and caught up.");
+      if (this.everLive) this.feed.note("Reconnected and caught up.", this.stream.offset);
       this.wasLive = true;
       this.everLive = true;
     }
@@ -126,6 +186,16 @@ class Dashboard {
     forgetKey();
     showLogin("The server refused this API key. Paste a valid one.");
   }
+}
+
+/** Read a short text to screen readers (the live region is polite and atomic). */
+function announce(text) {
+  const region = $("#announcer");
+  region.textContent = "";
+  // A fresh text node after a tick, so the same words twice are still read.
+  setTimeout(() => {
+    region.textContent = text;
+  }, 50);
 }
 
 let dashboard = null;

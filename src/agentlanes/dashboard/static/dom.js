@@ -28,8 +28,49 @@ export function ago(ms) {
   return `${Math.round(m / 60)} h`;
 }
 
+// One formatter for every time shown: toLocaleTimeString builds a new one per call.
+const CLOCK = new Intl.DateTimeFormat([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+
 export function clockTime(iso) {
   const t = new Date(iso);
   if (Number.isNaN(t.getTime())) return "";
-  return t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return CLOCK.format(t);
+}
+
+/** "0:42", "12:05", "1:02:03": a countdown that changes every second. */
+export function countdown(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+/** Run `fn` once in the next animation frame, however often this is asked before then. */
+export function frameBatcher(fn) {
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      fn();
+    });
+  };
+}
+
+/** Call `fn` once things settle: `wait` ms after the last ask, but at least every `maxWait` ms. */
+export function debounce(fn, wait, maxWait) {
+  let timer = null;
+  let first = 0;
+  return () => {
+    const now = Date.now();
+    if (timer === null) first = now;
+    clearTimeout(timer);
+    const delay = Math.max(0, Math.min(wait, first + maxWait - now));
+    timer = setTimeout(() => {
+      timer = null;
+      fn();
+    }, delay);
+  };
 }

@@ -1,11 +1,28 @@
 // The live event feed: one line per event, newest first, each offset shown once.
 
-import { $, clockTime, el } from "./dom.js";
+import { $, clockTime, el, frameBatcher } from "./dom.js";
 
 const MAX_ITEMS = 200;
 
-function names(list) {
-  return (list || []).map((c) => c.agent_name).filter(Boolean).join(", ");
+/** " (overlaps 3)" from an event's count (new shape) or list (older servers). */
+function overlapCount(d) {
+  const n = typeof d.conflicts_total === "number" ? d.conflicts_total : (d.conflicts || []).length;
+  return n ? ` (overlaps ${n})` : "";
+}
+
+/** Every partner named (up to a few), where each overlaps, and how many more there are. */
+function conflictLine(d) {
+  const list = d.conflicts || [];
+  const total = typeof d.conflicts_total === "number" ? d.conflicts_total : list.length;
+  const shown = list.slice(0, 4).map((c) => {
+    const file = (c.overlapping_files || [])[0];
+    const maybe = file && file.certain === false ? ` if ${file.if_directory || "a path"} is a directory` : "";
+    const where = file ? ` at ${file.example}${maybe}` : c.overlapping_area ? " (same area)" : "";
+    return `${c.agent_name}${where}`;
+  });
+  const more = total - shown.length;
+  const verb = d.blocked ? "was blocked: overlaps" : "overlaps";
+  return `${d.agent_name} ${verb} ${shown.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
 }
 
 function who(data) {
@@ -23,19 +40,14 @@ export function describe(frame) {
       const s = d.session || {};
       const files = (s.declared_files || []).join(" ");
       const scope = [s.declared_area, files].filter(Boolean).join(" · ");
-      return `${s.agent_name} checked in${scope ? ` — ${scope}` : ""}`;
+      return `${s.agent_name} checked in${scope ? ` — ${scope}` : ""}${overlapCount(d)}`;
     }
     case "agent.status": {
       const s = d.session || {};
-      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}`;
+      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}${overlapCount(d)}`;
     }
-    case "agent.conflict": {
-      const first = (d.conflicts || [])[0];
-      const file = first && first.overlapping_files && first.overlapping_files[0];
-      const where = file ? ` at ${file.example}` : first && first.overlapping_area ? " (same area)" : "";
-      const verb = d.blocked ? "was blocked: overlaps" : "overlaps";
-      return `${d.agent_name} ${verb} ${names(d.conflicts)}${where}`;
-    }
+    case "agent.conflict":
+      return conflictLine(d);
     case "agent.checkout":
       return d.status === "superseded"
         ? `${d.agent_name} was superseded by a new check-in`
@@ -79,8 +91,13 @@ export function describe(frame) {
       return `“${vote.action}” ${frame.type.split(".")[1]}`;
     case "message.created": {
       const m = d.message || {};
-      return `${m.sender || m.from || "?"} → ${m.recipient || m.to || "?"}: ${m.type || "message"}`;
+      const body = m.body ? `: ${m.body.length > 120 ? `${m.body.slice(0, 119)}…` : m.body}` : "";
+      return `${m.sender || m.from || "?"} → ${m.recipient || m.to || "?"} (${m.type || "message"})${body}`;
     }
+    case "message.read":
+      return `${d.agent_name} read message ${d.message_id}`;
+    case "message.acked":
+      return `${d.agent_name} acknowledged message ${d.message_id}`;
     default:
       return frame.type;
   }
@@ -91,7 +108,25 @@ export class Feed {
     this.list = $("#feed");
     this.filter = $("#feed-filter");
     this.seen = new Set();
+    this.pending = []; // lines waiting for the next frame: a burst is one layout, not many
+    this.flushSoon = frameBatcher(() => this.flush());
     this.filter.addEventListener("change", () => this.applyFilter());
+  }
+
+  flush() {
+    const lines = this.pending.sort((a, b) => b.offset - a.offset);
+    this.pending = [];
+    const top = this.list.firstElementChild;
+    const topOffset = top ? Number(top.dataset.offset ?? top.dataset.after) : -1;
+    if (lines.length && (Number.isNaN(topOffset) || lines[lines.length - 1].offset > topOffset)) {
+      // The usual case: every new line is newer than everything shown.
+      const fragment = document.createDocumentFragment();
+      for (const line of lines) fragment.append(line.item);
+      this.list.prepend(fragment);
+    } else {
+      for (const line of lines) this.insert(line.item, line.offset);
+    }
+    this.trim();
   }
 
   /** Add an event in offset order (history may arrive after live ones). */
@@ -111,24 +146,36 @@ export class Feed {
       el("span", { class: "text", text: describe(frame) }),
     );
     item.hidden = !this.matches(frame.type);
+    if (!history) {
+      this.pending.push({ offset: frame.offset, item });
+      this.flushSoon();
+      return;
+    }
+    this.insert(item, frame.offset);
+    this.trim();
+  }
+
+  insert(item, offset) {
+    // Newest first by offset; a note counts as just after the offset it was written at,
+    // so events replayed after a reconnect go above the "connection lost" note.
     let before = null;
     for (const other of this.list.children) {
-      const offset = Number(other.dataset.offset);
-      if (!Number.isNaN(offset) && offset < frame.offset) {
+      const theirs = Number(other.dataset.offset ?? other.dataset.after);
+      if (!Number.isNaN(theirs) && theirs < offset) {
         before = other;
         break;
       }
     }
     this.list.insertBefore(item, before);
-    this.trim();
   }
 
-  /** A line that is not an event: lost connection, history gap. */
-  note(text) {
+  /** A line that is not an event: lost connection, history gap. `after`: the last offset
+   * applied when it was written. */
+  note(text, after = null) {
     const now = new Date().toISOString();
     const item = el(
       "li",
-      { class: "ev note", "data-note": "" },
+      { class: "ev note", "data-note": "", "data-after": after === null ? null : after + 0.5 },
       el("time", { datetime: now, text: clockTime(now) }),
       el("span", { class: "text", text }),
     );

@@ -1,262 +1,386 @@
-// Live agents and the conflicts between them, kept current from events.
+// Live agents as cards, kept current from events.
+//
+// Events only mark what changed; the cards are redrawn once per animation frame, and only
+// the changed ones. Past VIRTUAL_FROM cards the list is virtualised: cards get a fixed
+// height and only the rows in (or near) the visible part of the list exist in the page.
 
-import { $, ago, el } from "./dom.js";
+import { $, ago, el, frameBatcher } from "./dom.js";
+import { liveness, parseTimes } from "./liveness.js";
 
 const LEAVE_MS = 900; // how long a departing card stays, fading out
 const ENDED = { "agent.checkout": "checked out", "agent.timeout": "timed out" };
-
-function pairKey(a, b) {
-  return a < b ? `${a}|${b}` : `${b}|${a}`;
-}
+export const VIRTUAL_FROM = 100;
+const CARD_MIN_WIDTH = 250;
+const ROW_HEIGHT = 150; // a virtual card is 140 px high, plus the gap
+const GAP = 10;
+const OVERSCAN_ROWS = 2;
+const PARTNERS_NAMED = 3;
 
 function byStart(a, b) {
   return (a.started_at || "").localeCompare(b.started_at || "") || a.agent_name.localeCompare(b.agent_name);
 }
 
+function samePartners(a, b) {
+  if (!a || !b) return a === b;
+  return (
+    a.total === b.total &&
+    a.certainTotal === b.certainTotal &&
+    a.certain.join("\n") === b.certain.join("\n") &&
+    a.uncertain.join("\n") === b.uncertain.join("\n")
+  );
+}
+
 export class Presence {
-  constructor(api) {
+  /** hooks: select(sessionId), changed(kind) with kind "scope" | "list" */
+  constructor(api, hooks) {
     this.api = api;
+    this.hooks = hooks;
     this.sessions = new Map(); // session_id -> session view
-    this.conflicts = new Map(); // pair key -> {a, b, area, files}
-    this.cards = new Map(); // session_id -> <li>
+    this.order = []; // live session ids, oldest first
+    this.shown = []; // the ids that pass the filter, in order
+    this.cards = new Map(); // session_id -> <li> in the page
     this.leaving = new Map(); // session_id -> timer
-    this.generation = 0;
+    this.dirty = new Set();
+    this.listDirty = true;
+    this.partners = new Map(); // session_id -> {certain: [names], uncertain: [names], total}
+    this.filter = () => true;
+    this.filterUsesTime = false;
+    this.selected = null;
+    this.intervalMs = 0; // the project's heartbeat interval, when known
     this.list = $("#agents");
+    this.scroller = $("#agents-scroll");
+    this.virtual = false;
+    this.schedule = frameBatcher(() => this.render());
+    // The window's geometry is read when it changes (scroll, resize), never while drawing:
+    // reading it after the page changed would force a layout in every frame.
+    this.view = { top: 0, width: 0, height: 0 };
+    this.scroller.addEventListener(
+      "scroll",
+      () => {
+        this.view.top = this.scroller.scrollTop;
+        if (this.virtual) this.schedule();
+      },
+      { passive: true },
+    );
+    new ResizeObserver(() => {
+      this.view.width = this.list.clientWidth;
+      this.view.height = this.scroller.clientHeight;
+      if (this.virtual) this.schedule();
+    }).observe(this.scroller);
+    this.list.addEventListener("click", (event) => {
+      const button = event.target.closest("button[data-select]");
+      if (button) this.hooks.select(button.dataset.select);
+    });
   }
 
   // -- state ------------------------------------------------------------------------
   replace(sessions) {
-    this.sessions = new Map(sessions.map((s) => [s.session_id, s]));
-    this.conflicts.clear();
-    this.render();
-    this.recomputeConflicts();
+    this.sessions = new Map();
+    for (const s of sessions) {
+      parseTimes(s);
+      this.sessions.set(s.session_id, s);
+    }
+    this.order = [...this.sessions.values()].sort(byStart).map((s) => s.session_id);
+    for (const card of this.cards.values()) card.remove();
+    this.cards.clear();
+    this.listDirty = true;
+    this.hooks.changed("scope");
+    this.schedule();
   }
 
+  /** Apply an agent event; returns whether a session's claim (area or files) changed. */
   apply(frame) {
     const d = frame.data || {};
     switch (frame.type) {
       case "agent.checkin":
-        this.upsert(d.session);
-        this.addConflicts(d.session, d.conflicts);
-        break;
+        if (d.session) return this.upsert(d.session);
+        return false;
       case "agent.status":
-        this.upsert(d.session);
-        this.dropConflicts(d.session.session_id);
-        this.addConflicts(d.session, d.conflicts);
-        break;
-      case "agent.conflict":
-        if (!d.blocked && this.sessions.has(d.session_id)) {
-          this.addConflicts({ session_id: d.session_id, agent_name: d.agent_name }, d.conflicts);
-        }
-        break;
+        if (d.session) return this.upsert(d.session);
+        return false;
       case "agent.checkout":
       case "agent.timeout":
         this.remove(d.session_id, d.status === "superseded" ? "superseded" : ENDED[frame.type]);
-        break;
+        return true;
       default:
-        return;
+        return false;
     }
-    this.render();
   }
 
   upsert(session) {
     const known = this.sessions.get(session.session_id);
-    this.sessions.set(session.session_id, { ...known, ...session });
+    const merged = { ...known, ...session };
+    parseTimes(merged);
+    this.sessions.set(session.session_id, merged);
+    if (!known) {
+      this.insertInOrder(merged);
+      this.listDirty = true;
+    }
+    this.dirty.add(session.session_id);
+    this.schedule();
+    const scopeChanged =
+      !known ||
+      known.declared_area !== merged.declared_area ||
+      (known.declared_files || []).join("\n") !== (merged.declared_files || []).join("\n");
+    if (scopeChanged) this.hooks.changed("scope");
+    return scopeChanged;
+  }
+
+  insertInOrder(session) {
+    // Nearly always the newest: search from the end.
+    let i = this.order.length;
+    while (i > 0 && byStart(this.sessions.get(this.order[i - 1]), session) > 0) i -= 1;
+    this.order.splice(i, 0, session.session_id);
   }
 
   remove(sessionId, reason) {
+    if (!this.sessions.has(sessionId)) return;
     this.sessions.delete(sessionId);
-    this.dropConflicts(sessionId);
+    this.partners.delete(sessionId);
+    const i = this.order.indexOf(sessionId);
+    if (i >= 0) this.order.splice(i, 1);
+    this.listDirty = true;
+    this.hooks.changed("scope");
     const card = this.cards.get(sessionId);
-    if (!card || this.leaving.has(sessionId)) return;
-    card.dataset.state = "leaving";
-    $(".beat", card).textContent = reason;
-    this.leaving.set(
-      sessionId,
-      setTimeout(() => {
-        card.remove();
-        this.cards.delete(sessionId);
-        this.leaving.delete(sessionId);
-      }, LEAVE_MS),
-    );
-  }
-
-  addConflicts(session, conflicts) {
-    for (const c of conflicts || []) {
-      if (!this.sessions.has(c.session_id) || c.session_id === session.session_id) continue;
-      const key = pairKey(session.session_id, c.session_id);
-      this.conflicts.set(key, {
-        a: { id: session.session_id, name: session.agent_name },
-        b: { id: c.session_id, name: c.agent_name },
-        area: c.overlapping_area ? c.declared_area : null,
-        files: c.overlapping_files || [],
-      });
+    if (card && !this.virtual && !this.leaving.has(sessionId)) {
+      card.dataset.state = "leaving";
+      $(".beat", card).textContent = reason;
+      this.leaving.set(
+        sessionId,
+        setTimeout(() => {
+          card.remove();
+          if (this.cards.get(sessionId) === card) this.cards.delete(sessionId);
+          this.leaving.delete(sessionId);
+          this.schedule();
+        }, LEAVE_MS),
+      );
     }
-  }
-
-  dropConflicts(sessionId) {
-    for (const [key, pair] of this.conflicts) {
-      if (pair.a.id === sessionId || pair.b.id === sessionId) this.conflicts.delete(key);
-    }
-  }
-
-  /** After a snapshot: ask the server what each live session overlaps (changes nothing). */
-  async recomputeConflicts() {
-    const generation = ++this.generation;
-    const sessions = [...this.sessions.values()];
-    const found = [];
-    const queue = [...sessions];
-    const worker = async () => {
-      while (queue.length && generation === this.generation) {
-        const s = queue.shift();
-        try {
-          const answer = await this.api.post("/api/v1/conflicts/check", {
-            patterns: s.declared_files,
-            declared_area: s.declared_area,
-          });
-          found.push([s, answer.conflicts || []]);
-        } catch {
-          /* a failed check leaves that session's pairs to the next events */
-        }
-      }
-    };
-    await Promise.all([worker(), worker(), worker(), worker()]);
-    if (generation !== this.generation) return;
-    for (const [s, conflicts] of found) {
-      if (!this.sessions.has(s.session_id)) continue;
-      for (const c of conflicts) {
-        const key = pairKey(s.session_id, c.session_id);
-        if (!this.conflicts.has(key)) this.addConflicts(s, [c]);
-      }
-    }
-    this.render();
+    this.schedule();
   }
 
   /** Heartbeats write no event: the presence poll brings their times. */
   refreshHeartbeats(sessions) {
     for (const fresh of sessions) {
       const known = this.sessions.get(fresh.session_id);
-      if (!known) continue;
+      if (!known || known.last_heartbeat_at === fresh.last_heartbeat_at) continue;
       known.last_heartbeat_at = fresh.last_heartbeat_at;
       known.expires_at = fresh.expires_at;
+      parseTimes(known);
     }
-    this.tick();
+    this.updateBeats();
+  }
+
+  /** Who each session overlaps, from the conflicts snapshot. */
+  setPartners(partners) {
+    const before = this.partners;
+    this.partners = partners;
+    for (const id of new Set([...before.keys(), ...partners.keys()])) {
+      const a = before.get(id);
+      const b = partners.get(id);
+      if (!samePartners(a, b)) this.dirty.add(id);
+    }
+    this.listDirty = true; // the "in conflict" filter may change
+    this.schedule();
+  }
+
+  setFilter(filter, usesTime = false) {
+    this.filter = filter;
+    this.filterUsesTime = usesTime;
+    this.listDirty = true;
+    this.schedule();
+  }
+
+  setSelected(sessionId) {
+    const before = this.selected;
+    this.selected = sessionId;
+    if (before) this.dirty.add(before);
+    if (sessionId) this.dirty.add(sessionId);
+    this.schedule();
+  }
+
+  stateOf(session) {
+    return liveness(session, this.api.serverNow(), this.intervalMs).state;
   }
 
   shortestTtlMs() {
     let shortest = Infinity;
-    for (const s of this.sessions.values()) {
-      shortest = Math.min(shortest, Date.parse(s.expires_at) - Date.parse(s.last_heartbeat_at));
-    }
+    for (const s of this.sessions.values()) shortest = Math.min(shortest, s._expires - s._last);
     return Number.isFinite(shortest) ? shortest : Infinity;
   }
 
   // -- view -------------------------------------------------------------------------
   render() {
-    const inConflict = new Set();
-    for (const pair of this.conflicts.values()) {
-      inConflict.add(pair.a.id);
-      inConflict.add(pair.b.id);
+    if (this.listDirty) {
+      this.shown = this.order.filter((id) => this.filter(this.sessions.get(id), this.partners.get(id)));
+      this.listDirty = false;
+      this.layoutDirty = true;
     }
-    const live = [...this.sessions.values()].sort(byStart);
+    const virtual = this.shown.length > VIRTUAL_FROM;
+    if (virtual !== this.virtual) {
+      this.virtual = virtual;
+      this.list.classList.toggle("virtual", virtual);
+      for (const card of this.cards.values()) card.remove();
+      this.cards.clear();
+      for (const timer of this.leaving.values()) clearTimeout(timer);
+      this.leaving.clear();
+      this.list.style.height = "";
+    }
+    if (virtual) this.renderWindow();
+    else this.renderAll();
+    this.dirty.clear();
+    $("#agents-count").textContent = String(this.order.length);
+    $("#agents-empty").hidden = this.shown.length > 0 || this.leaving.size > 0;
+    $("#agents-empty").textContent = this.order.length ? "No agent matches the filters." : "No live agents.";
+    $("#f-shown").textContent =
+      this.shown.length === this.order.length ? "" : `${this.shown.length} of ${this.order.length} shown`;
+    this.updateBeats();
+  }
+
+  renderAll() {
     let previous = null;
-    for (const s of live) {
-      let card = this.cards.get(s.session_id);
-      if (!card) {
-        card = el("li", { class: "card" });
-        this.cards.set(s.session_id, card);
-      }
-      this.fillCard(card, s, inConflict.has(s.session_id));
-      // Keep order without moving nodes that are already in place.
-      const want = previous ? previous.nextElementSibling : this.list.firstElementChild;
-      if (want !== card) this.list.insertBefore(card, want);
-      previous = card;
-    }
+    const wanted = new Set(this.shown);
     for (const [id, card] of this.cards) {
-      if (!this.sessions.has(id) && !this.leaving.has(id)) {
+      if (!wanted.has(id) && !this.leaving.has(id)) {
         card.remove();
         this.cards.delete(id);
       }
     }
-    $("#agents-count").textContent = String(live.length);
-    $("#agents-empty").hidden = live.length > 0 || this.leaving.size > 0;
-    this.renderConflicts();
-    this.tick();
+    for (const id of this.shown) {
+      let card = this.cards.get(id);
+      const fresh = !card;
+      if (fresh) {
+        card = el("li", { class: "card" });
+        this.cards.set(id, card);
+      }
+      if (fresh || this.dirty.has(id)) this.fillCard(card, this.sessions.get(id));
+      if (card.style.top) card.style.top = card.style.left = card.style.width = "";
+      // Keep order without moving nodes that are already in place (leaving cards stay put).
+      let want = previous ? previous.nextElementSibling : this.list.firstElementChild;
+      while (want && want.dataset.state === "leaving" && want !== card) want = want.nextElementSibling;
+      if (want !== card) this.list.insertBefore(card, want);
+      previous = card;
+    }
   }
 
-  fillCard(card, s, conflicted) {
+  renderWindow() {
+    if (!this.view.width) {
+      this.view.width = this.list.clientWidth;
+      this.view.height = this.scroller.clientHeight;
+    }
+    const width = this.view.width || 800;
+    const cols = Math.max(1, Math.floor((width + GAP) / (CARD_MIN_WIDTH + GAP)));
+    const rows = Math.ceil(this.shown.length / cols);
+    this.list.style.height = `${rows * ROW_HEIGHT}px`;
+    const top = this.view.top;
+    const height = this.view.height || 600;
+    const firstRow = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN_ROWS);
+    const lastRow = Math.min(rows - 1, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN_ROWS);
+    const from = firstRow * cols;
+    const to = Math.min(this.shown.length, (lastRow + 1) * cols);
+    const wanted = new Map();
+    for (let i = from; i < to; i++) wanted.set(this.shown[i], i);
+    for (const [id, card] of this.cards) {
+      if (!wanted.has(id)) {
+        card.remove();
+        this.cards.delete(id);
+      }
+    }
+    const colWidth = (width - GAP * (cols - 1)) / cols;
+    for (const [id, i] of wanted) {
+      let card = this.cards.get(id);
+      if (!card) {
+        card = el("li", { class: "card" });
+        this.cards.set(id, card);
+        this.fillCard(card, this.sessions.get(id));
+        this.list.append(card);
+      } else if (this.dirty.has(id)) {
+        this.fillCard(card, this.sessions.get(id));
+      }
+      const top = `${Math.floor(i / cols) * ROW_HEIGHT}px`;
+      const left = `${(i % cols) * (colWidth + GAP)}px`;
+      const w = `${colWidth}px`;
+      if (card.style.top !== top) card.style.top = top;
+      if (card.style.left !== left) card.style.left = left;
+      if (card.style.width !== w) card.style.width = w;
+    }
+  }
+
+  fillCard(card, s) {
+    const info = this.partners.get(s.session_id);
+    const certain = info ? info.certain.length > 0 || info.certainTotal > 0 : false;
+    const uncertain = info ? !certain && (info.uncertain.length > 0 || info.total > 0) : false;
     card.dataset.session = s.session_id;
     card.dataset.agent = s.agent_name;
-    card.classList.toggle("conflicted", conflicted);
+    card.classList.toggle("conflicted", certain);
+    card.classList.toggle("maybe", uncertain);
+    card.classList.toggle("selected", this.selected === s.session_id);
     const files = s.declared_files || [];
+    let partnerLine = null;
+    if (info && info.total) {
+      const names = [...info.certain, ...info.uncertain];
+      const named = names.slice(0, PARTNERS_NAMED).join(", ");
+      const more = info.total - Math.min(names.length, PARTNERS_NAMED);
+      partnerLine = el(
+        "p",
+        { class: `partners${certain ? "" : " muted"}` },
+        certain ? "overlaps " : "overlaps (if a directory) ",
+        el("span", { class: "names", text: named }),
+        more > 0 ? ` +${more}` : "",
+      );
+    }
     const parts = [
       el(
         "div",
         { class: "card-head" },
-        el("h3", { class: "name", text: s.agent_name }),
+        el(
+          "h3",
+          { class: "name" },
+          el("button", {
+            type: "button",
+            class: "link",
+            "data-select": s.session_id,
+            "aria-pressed": this.selected === s.session_id ? "true" : "false",
+            text: s.agent_name,
+          }),
+        ),
         s.declared_area ? el("span", { class: "area", title: "work area", text: s.declared_area }) : null,
-        conflicted ? el("span", { class: "flag", text: "conflict" }) : null,
+        certain ? el("span", { class: "flag", text: "conflict" }) : null,
+        uncertain ? el("span", { class: "flag maybe", text: "if dir" }) : null,
       ),
       files.length
         ? el("ul", { class: "patterns", "aria-label": "file patterns" }, files.map((f) => el("li", {}, el("code", { text: f }))))
         : el("p", { class: "patterns none", text: "no file patterns" }),
+      partnerLine,
       s.status_text ? el("p", { class: "status-text", text: s.status_text }) : null,
       el("p", { class: "beat" }),
     ];
     card.replaceChildren(...parts.filter(Boolean));
+    card.dataset.state = "";
   }
 
-  /** Heartbeat ages: fresh, then fading as the TTL runs out. Runs every second. */
+  /** Runs every second: ages move on, and a "stale" filter may now match others. */
   tick() {
+    if (this.filterUsesTime) {
+      this.listDirty = true;
+      this.schedule();
+    } else {
+      this.updateBeats();
+    }
+  }
+
+  /** Heartbeat ages and liveness of the cards in the page. */
+  updateBeats() {
     const now = this.api.serverNow();
     for (const [id, card] of this.cards) {
       if (this.leaving.has(id)) continue;
       const s = this.sessions.get(id);
       if (!s) continue;
-      const last = Date.parse(s.last_heartbeat_at);
-      const ttl = Math.max(1000, Date.parse(s.expires_at) - last);
-      const age = Math.max(0, now - last);
-      const used = Math.min(1, age / ttl);
-      let state = "fresh";
-      if (used >= 1) state = "expiring";
-      else if (used >= 0.4) state = "stale";
-      card.dataset.state = state;
-      // Fade from full strength at 25% of the TTL down to 65% at its end: at that floor
-      // every text on the card still has a 4.5:1 contrast.
-      const fade = used <= 0.25 ? 1 : 1 - 0.35 * ((used - 0.25) / 0.75);
-      card.style.setProperty("--fade", fade.toFixed(2));
+      const { state, age } = liveness(s, now, this.intervalMs);
+      if (card.dataset.state !== state) card.dataset.state = state;
       const label = state === "expiring" ? " · timing out" : state === "stale" ? " · stale" : "";
-      $(".beat", card).textContent = `heartbeat ${ago(age)} ago${label}`;
+      const text = `heartbeat ${ago(age)} ago${label}`;
+      const beat = card.lastElementChild;
+      if (beat && beat.textContent !== text) beat.textContent = text;
     }
-  }
-
-  renderConflicts() {
-    const list = $("#conflicts");
-    const pairs = [...this.conflicts.values()].sort((x, y) =>
-      `${x.a.name}${x.b.name}`.localeCompare(`${y.a.name}${y.b.name}`),
-    );
-    list.replaceChildren(
-      ...pairs.map((p) => {
-        const file = p.files[0];
-        return el(
-          "li",
-          { class: "pair", "data-pair": `${p.a.name}|${p.b.name}` },
-          el("p", { class: "who" }, el("strong", { text: p.a.name }), " ⟷ ", el("strong", { text: p.b.name })),
-          file
-            ? el(
-                "p",
-                { class: "where" },
-                "both claim ",
-                el("code", { class: "example", text: file.example }),
-                el("span", { class: "why", text: ` (${file.pattern} vs ${file.their_pattern})` }),
-                p.files.length > 1 ? el("span", { class: "more", text: ` +${p.files.length - 1} more` }) : null,
-              )
-            : null,
-          p.area ? el("p", { class: "where" }, "same work area ", el("code", { text: p.area })) : null,
-        );
-      }),
-    );
-    $("#conflicts-count").textContent = String(pairs.length);
-    $("#conflicts-empty").hidden = pairs.length > 0;
   }
 }

@@ -1,0 +1,35 @@
+"""Read models for the dashboard: every task with why it waits, every recent message with
+its readers. Agents use their own views (the ready list, their inbox)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import FromQuery
+
+from agentlanes.api.deps import api_key_guard
+from agentlanes.api.query import int_param
+from agentlanes.services import message_board, task_board
+from agentlanes.services.context import ServiceContext
+from agentlanes.store.models import Project
+
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+
+
+class BoardController(Controller):
+    path = "/api/v1/board"
+    tags = ["dashboard"]
+    guards = [api_key_guard]
+
+    @get("/tasks", summary="Every open task, its state and why it is not ready")
+    async def tasks(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
+        return await task_board.task_board(ctx, project)
+
+    @get("/messages", summary="Recent messages of the project with their readers")
+    async def messages(
+        self, ctx: Ctx, project: Proj, limit: FromQuery[str | None] = None
+    ) -> dict[str, Any]:
+        return await message_board.recent_messages(ctx, project, limit=int_param("limit", limit))

@@ -1,0 +1,186 @@
+"""The project's current conflicts as one list of pairs: what a dashboard draws.
+
+Each overlapping pair of live sessions appears once, seen from the older session
+(``a``; its patterns are ``pattern``, the newer one's ``their_pattern``). The pairs are
+kept per project and process, and only the sessions whose claim changed since the last
+request are decided again: the live sessions are still read from the database on every
+request (the truth every process shares), so the answer never lags the sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlanes.clock import utcnow
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
+from agentlanes.errors import InvalidInput
+from agentlanes.services.context import ServiceContext
+from agentlanes.store import queries
+from agentlanes.store.models import AgentSession, Project
+
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 10_000
+# Like an agent.conflict event: a pair names a few shared paths, and says how many there are.
+FILES_PER_PAIR = 3
+MAX_PROJECTS = 256
+
+
+def _scope(s: AgentSession) -> Scope:
+    return Scope(s.id, s.agent_name, s.declared_area, tuple(s.declared_files or ()))
+
+
+def _file_view(f: Any, *, swap: bool) -> dict[str, Any]:
+    view = dict(f._asdict())
+    if swap:
+        view["pattern"], view["their_pattern"] = view["their_pattern"], view["pattern"]
+    # Older detectors report no certainty: every overlap they find is certain.
+    view.setdefault("certain", True)
+    if view.get("if_directory") is None:
+        view.pop("if_directory", None)
+    return view
+
+
+@dataclass
+class _Pair:
+    a: str  # the older session
+    b: str
+    overlapping_area: bool
+    # As the detector answered, from the side that asked: swapped when that was ``b``.
+    # Wire dicts are made only for the pairs an answer lists.
+    overlaps: tuple[Any, ...]
+    swapped: bool
+    certain: bool
+
+    def files(self) -> list[dict[str, Any]]:
+        return [_file_view(f, swap=self.swapped) for f in self.overlaps]
+
+
+@dataclass
+class _ProjectPairs:
+    detector: ConflictDetector = field(default_factory=ConflictDetector)
+    scopes: dict[str, Scope] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)
+    # session id -> {partner id -> the pair}; each pair is held under both ids.
+    pairs: dict[str, dict[str, _Pair]] = field(default_factory=dict)
+
+    def drop(self, sid: str) -> None:
+        for partner in self.pairs.pop(sid, {}):
+            self.pairs.get(partner, {}).pop(sid, None)
+
+    def sync(self, live: Sequence[AgentSession]) -> None:
+        current = {s.id: _scope(s) for s in live}
+        self.order = {sid: i for i, sid in enumerate(current)}
+        gone = self.scopes.keys() - current.keys()
+        changed = [sid for sid, sc in current.items() if self.scopes.get(sid) != sc]
+        for sid in gone:
+            self.detector.remove(sid)
+            self.drop(sid)
+        for sid in changed:
+            if sid in self.scopes:
+                self.detector.remove(sid)
+            self.drop(sid)
+        self.scopes = current
+        # Each changed session is decided against the index *before* it joins it, so a
+        # pair of two changed sessions is decided once, by the later one (a fresh start
+        # decides n(n-1)/2 pairs, not n(n-1)).
+        for sid in changed:
+            sc = current[sid]
+            for c in self.detector.find(declared_area=sc.declared_area, patterns=sc.patterns):
+                self._add(sid, c)
+            self.detector.add(sc)
+
+    def _add(self, sid: str, c: Conflict) -> None:
+        # Seen from the older session, whichever side was decided.
+        older_is_me = self.order[sid] < self.order.get(c.session_id, len(self.order))
+        a, b = (sid, c.session_id) if older_is_me else (c.session_id, sid)
+        files = c.overlapping_files
+        certain = c.overlapping_area or any(getattr(f, "certain", True) for f in files)
+        pair = _Pair(a, b, c.overlapping_area, files, not older_is_me, certain)
+        self.pairs.setdefault(a, {})[b] = pair
+        self.pairs.setdefault(b, {})[a] = pair
+
+
+class ConflictPairs:
+    """Per-process pair lists of the projects asked about most recently."""
+
+    def __init__(self, max_projects: int = MAX_PROJECTS) -> None:
+        self.max_projects = max_projects
+        self._projects: dict[int, _ProjectPairs] = {}
+
+    def for_project(self, project_id: int, live: Sequence[AgentSession]) -> _ProjectPairs:
+        entry = self._projects.pop(project_id, None) or _ProjectPairs()
+        entry.sync(live)
+        self._projects[project_id] = entry  # most recently used last
+        while len(self._projects) > self.max_projects:
+            del self._projects[next(iter(self._projects))]
+        return entry
+
+
+_PAIRS = ConflictPairs()
+
+
+def _side(sc: Scope) -> dict[str, Any]:
+    return {
+        "session_id": sc.session_id,
+        "agent_name": sc.agent_name,
+        "declared_area": sc.declared_area,
+    }
+
+
+def _pair_view(entry: _ProjectPairs, pair: _Pair) -> dict[str, Any]:
+    a, b = entry.scopes[pair.a], entry.scopes[pair.b]
+    # Certain overlaps first, so a short list still shows the ones that matter.
+    files = sorted(pair.files(), key=lambda f: not f["certain"])
+    return {
+        "a": _side(a),
+        "b": _side(b),
+        "overlapping_area": pair.overlapping_area,
+        "declared_area": a.declared_area if pair.overlapping_area else None,
+        "certain": pair.certain,
+        "overlapping_files": files[:FILES_PER_PAIR],
+        "files_total": len(files),
+    }
+
+
+async def current_conflicts(
+    ctx: ServiceContext, project: Project, *, limit: int | None = None
+) -> dict[str, Any]:
+    """Every overlapping pair of the project's live sessions, certain ones first, then by
+    the older session's start; per agent, how many others it overlaps."""
+    if limit is None:
+        limit = DEFAULT_LIMIT
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput("limit", f"must be 1-{MAX_LIMIT}")
+    assert project.id is not None
+    async with ctx.db.read() as db:
+        # Offset first: an event committed between the two reads is then newer than the
+        # offset, and a client that refreshes on events asks again.
+        offset = await queries.last_offset(db, project.id)
+        live = await queries.live_sessions(db, project.id, utcnow())
+    entry = _PAIRS.for_project(project.id, live)
+    order = entry.order
+    unique = [p for sid, partners in entry.pairs.items() for q, p in partners.items() if p.a == sid]
+    unique.sort(key=lambda p: (not p.certain, order[p.a], order[p.b]))
+    agents = []
+    for sid, partners in entry.pairs.items():
+        if not partners:
+            continue
+        certain = sum(1 for p in partners.values() if p.certain)
+        agents.append(
+            {
+                **_side(entry.scopes[sid]),
+                "partners": len(partners),
+                "certain_partners": certain,
+            }
+        )
+    agents.sort(key=lambda x: (-x["partners"], order[x["session_id"]]))
+    return {
+        "pairs": [_pair_view(entry, p) for p in unique[:limit]],
+        "total": len(unique),
+        "truncated": len(unique) > limit,
+        "agents": agents,
+        "sessions": len(live),
+        "offset": offset,
+    }
