@@ -9,7 +9,12 @@ then times, alternating in the same run:
 
 - `git commit --no-verify` (the baseline: git alone),
 - `git commit` with the hook,
-- the check alone (`python -S -m agentlanes.githook`, as the installed hook runs it).
+- the check alone (`python -S -m agentlanes.githook`, as the installed hook runs it);
+- the Claude Code guard: one ``PreToolUse`` call of ``lanes guard`` (the command
+  ``lanes init`` writes into ``.claude/settings.json``) for an ``Edit`` of a file the
+  agent already claims, and for a ``Bash`` ``sed -i`` on it, with the session checked in
+  by a ``SessionStart`` call first;
+- ``python -S -c pass``, the interpreter's own start, in the same run.
 
 Each commit is undone with `git reset --soft HEAD~1`, so every run commits the same
 1,000 staged files. Prints a Markdown table of wall-clock times.
@@ -18,6 +23,7 @@ Each commit is undone with `git reset --soft HEAD~1`, so every run commits the s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import shutil
@@ -33,6 +39,7 @@ from pathlib import Path
 import httpx
 
 PY = sys.executable
+GUARD_TARGET_MS = 60  # median per PreToolUse call of `lanes guard`
 
 
 def free_port() -> int:
@@ -65,12 +72,12 @@ def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("server did not start:\n" + (workdir / "server.log").read_text())
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+def run(cmd: list[str], cwd: Path, env: dict[str, str], stdin: str | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True)
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, input=stdin, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr}")
     return elapsed * 1000
 
 
@@ -131,6 +138,10 @@ def main() -> int:
             check=True,
             capture_output=True,
         )
+        # The committer names itself: the Claude Code session below keeps a second session
+        # in this working tree, and the git hook must know whose commit it is.
+        guard_env = dict(env)
+        env["AGENTLANES_AGENT_NAME"] = "committer"
         subprocess.run([PY, "-m", "agentlanes", "hook", "install"], cwd=repo, env=env, check=True)
         staged = subprocess.run(
             ["git", "diff", "--cached", "--name-only"], cwd=repo, env=env, capture_output=True
@@ -165,6 +176,33 @@ def main() -> int:
             ("POST", "/api/v1/conflicts/check", {"paths": paths}, token),
             ("POST", "/api/v1/heartbeat", {}, token),
         ]
+        # The Claude Code guard, as .claude/settings.json runs it.
+        guard = [str(Path(PY).parent / "lanes"), "guard"]
+        claimed = str(repo / "src" / "mod1" / "file1.py")
+
+        def hook_event(name: str, **fields: object) -> str:
+            return json.dumps(
+                {
+                    "session_id": "bench-claude",
+                    "transcript_path": str(workdir / "t.jsonl"),
+                    "cwd": str(repo),
+                    "hook_event_name": name,
+                    **fields,
+                }
+            )
+
+        edit = hook_event(
+            "PreToolUse",
+            tool_name="Edit",
+            tool_input={"file_path": claimed, "old_string": "x", "new_string": "y"},
+        )
+        sed = hook_event(
+            "PreToolUse", tool_name="Bash", tool_input={"command": "sed -i s/x/y/ " + claimed}
+        )
+        run(guard, repo, guard_env, hook_event("SessionStart", source="startup"))
+        run(guard, repo, guard_env, edit)  # the first edit claims the file; later ones are checks
+        guard_edit: list[float] = []
+        guard_sed: list[float] = []
         undo = ["git", "reset", "-q", "--soft", "HEAD~1"]
         for i in range(args.runs + 1):
             order = (
@@ -186,6 +224,12 @@ def main() -> int:
             elapsed = run([PY, "-S", "-c", "pass"], repo, check_env)
             if i:
                 floor.append(elapsed)
+            elapsed = run(guard, repo, guard_env, edit)
+            if i:
+                guard_edit.append(elapsed)
+            elapsed = run(guard, repo, guard_env, sed)
+            if i:
+                guard_sed.append(elapsed)
             start = time.perf_counter()
             call_many(cfg, requests)
             if i:
@@ -193,6 +237,7 @@ def main() -> int:
         sample = subprocess.run(
             ["git", "commit", "-q", "-m", "bench"], cwd=repo, env=env, capture_output=True
         ).stderr.decode()
+        run(guard, repo, guard_env, hook_event("SessionEnd", reason="other"))
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -216,9 +261,18 @@ def main() -> int:
     print(row("`git commit` with the agentlanes hook", hooked))
     print(row("the check alone (`python -S -m agentlanes.githook`)", check))
     print(row("`python -S -c pass` (interpreter start: the floor)", floor))
+    print(row("`lanes guard`: PreToolUse Edit of a claimed file", guard_edit))
+    print(row("`lanes guard`: PreToolUse Bash `sed -i` on it", guard_sed))
     print(row("its three requests alone, from a warm process (server time)", trip))
     added = statistics.median(hooked) - statistics.median(bare)
     print(f"\nthe hook adds {added:.0f} ms (median) to a commit")
+    guard_median = statistics.median(guard_edit)
+    verdict = "met" if guard_median <= GUARD_TARGET_MS else "NOT met"
+    print(
+        f"the guard takes {guard_median:.0f} ms (median) per PreToolUse call, "
+        f"{guard_median / statistics.median(floor):.1f}x the interpreter's start "
+        f"(target: at most {GUARD_TARGET_MS} ms: {verdict})"
+    )
     print("\nwhat the committer saw (warn mode):")
     print("\n".join("    " + line for line in sample.splitlines()[:6]))
     return 0

@@ -1,29 +1,39 @@
-"""``agentlanes mcp``: an MCP server over stdio that gives a coding agent agentlanes' tools.
+"""agentlanes' tools for coding agents over MCP, with the official ``mcp`` SDK (2.x).
 
-Built on the official ``mcp`` SDK (2.x, ``MCPServer``); install with
-``pip install 'agentlanes[mcp]'``. It reads the server URL and key like the CLI
-(``AGENTLANES_URL`` / ``AGENTLANES_API_KEY`` or ``.agentlanes.toml``) and shares the
-session with the CLI and the git hook: ``checkin`` saves the token under
-``.git/agentlanes/``, so the hook knows whose commit it is.
+Two ways to serve the same tools:
 
-While this process holds a session it heartbeats it, so the session lives as long as the
-agent's MCP connection does. Errors come back as tool errors carrying the server's code.
+- ``agentlanes mcp``: one agent, over stdio. It reads the server URL and key like the CLI
+  (``AGENTLANES_URL`` / ``AGENTLANES_API_KEY`` or ``.agentlanes.toml``) and shares the
+  session with the CLI and the git hook: ``checkin`` keeps it in the agent's file under
+  ``.git/agentlanes/sessions/``, and literals naming a directory of the working tree are
+  sent with their trailing ``/``.
+- ``/mcp`` inside ``agentlanes serve`` (streamable HTTP, ``agentlanes.mcp_http``): many
+  agents, one MCP session each, authenticated by the project's ``X-API-Key``.
+
+Either way a session this server checked in is heartbeated while the agent stays
+connected. Every tool and argument carries a description for the model, the tools that
+only read say so (``readOnlyHint``), and errors are phrased for the agent that gets them
+(what went wrong and which tool to call next).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
 
+from agentlanes import __version__
 from agentlanes.client.aio import AsyncClient
-from agentlanes.client.config import LocalConfig, forget_session, load_config, read_session
-from agentlanes.client.errors import ApiError, ClientError
+from agentlanes.client.config import LocalConfig, load_config, read_session
+from agentlanes.client.errors import ApiError, ClientError, NoSession
 
 T = TypeVar("T")
 
@@ -33,31 +43,141 @@ read the conflicts it returns and coordinate before touching files others hold. 
 `check_conflicts` with concrete paths before editing a file outside your scope, `status` to
 change your scope, and `checkout` with a summary when you are done."""
 
+# Tools that only read: a client may run them without asking.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+CHANGES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+ENDS = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+Globs = Annotated[
+    list[str] | None,
+    Field(
+        description="File globs relative to the repository root, e.g. ['src/api/**', "
+        "'docs/api.md']. `*` stays within a directory, `**` spans directories; a name "
+        "ending in '/' claims a whole directory."
+    ),
+]
+Area = Annotated[
+    str | None,
+    Field(
+        description="Your work area, a short label such as 'billing'; the same label as "
+        "another live agent counts as a conflict."
+    ),
+]
+TaskId = Annotated[
+    str, Field(description="The task's id, e.g. 'task_…' (from task_create or tasks_list).")
+]
+Limit = Annotated[int | None, Field(description="At most this many results (1-500).")]
+Ttl = Annotated[int | None, Field(description="Seconds the lease lasts (default 1,800).")]
+LeaseId = Annotated[str, Field(description="The lease's id (from lease_acquire or leases_list).")]
+Note = Annotated[str | None, Field(description="A short note kept with the change.")]
+
+
+def agent_error(exc: ClientError) -> ToolError:
+    """A failure as the agent should read it: what happened and what to call next."""
+    if isinstance(exc, NoSession):
+        return ToolError("You have no agentlanes session: call the `checkin` tool first.")
+    if not isinstance(exc, ApiError):
+        return ToolError(str(exc))
+    if exc.code == "SESSION_ENDED":
+        why = exc.extra.get("status")
+        return ToolError(
+            f"SESSION_ENDED: your session has ended{f' ({why})' if why else ''}; "
+            "call `checkin` to start a new one."
+        )
+    if exc.code == "SESSION_NOT_FOUND":
+        return ToolError(
+            "SESSION_NOT_FOUND: the server does not know your session; call `checkin`."
+        )
+    if exc.code == "VALIDATION_ERROR" and exc.field:
+        return ToolError(
+            f"VALIDATION_ERROR: {exc.message} (argument `{exc.field}`); fix it and retry."
+        )
+    if exc.conflicts:
+        held = []
+        for c in exc.conflicts[:10]:
+            if c.get("overlapping_area"):
+                held.append(
+                    f"{c.get('agent_name')} works in the same area {c.get('declared_area')!r}"
+                )
+            for f in (c.get("overlapping_files") or [])[:3]:
+                sure = (
+                    "certain"
+                    if f.get("certain", True)
+                    else f"only if {f.get('if_directory')} is a directory"
+                )
+                held.append(
+                    f"{c.get('agent_name')} holds {f.get('their_pattern')} "
+                    f"(example {f.get('example')}, {sure})"
+                )
+        return ToolError(
+            f"{exc.code}: {exc.message}. " + "; ".join(held) + ". Pick other files, or "
+            "coordinate with them (`message_send`)."
+        )
+    extra = {k: v for k, v in exc.extra.items() if k != "conflicts"}
+    return ToolError(f"{exc.code}: {exc.message}{f' {extra}' if extra else ''}")
+
 
 class Lanes:
-    """The agent's side of one MCP connection: a client, its session, its heartbeat."""
+    """One agent's side: a client, its session, and the heartbeat that keeps it alive.
 
-    def __init__(self, cfg: LocalConfig) -> None:
+    ``cfg`` is the local configuration when this server sees the working tree (stdio);
+    None inside ``agentlanes serve``, where nothing is kept on disk.
+    """
+
+    def __init__(self, client: AsyncClient, cfg: LocalConfig | None = None) -> None:
         self.cfg = cfg
-        session = read_session(cfg)
-        self.client = AsyncClient(
-            cfg.url,
-            cfg.api_key,
-            session_token=session["session_token"] if session else None,
-            timeout=cfg.timeout,
-        )
-        self.interval = float((session or {}).get("heartbeat_interval_seconds") or 30)
+        self.client = client
+        self.agent: str | None = None
+        self.interval = 30.0
+        self.last_used = time.monotonic()
         self._beat: asyncio.Task[None] | None = None
 
+    @classmethod
+    def local(cls, cfg: LocalConfig) -> Lanes:
+        session = read_session(cfg)
+        lanes = cls(
+            AsyncClient(
+                cfg.url,
+                cfg.api_key,
+                session_token=session["session_token"] if session else None,
+                timeout=cfg.timeout,
+            ),
+            cfg,
+        )
+        if session:
+            lanes.agent = session.get("agent_name")
+            lanes.interval = float(session.get("heartbeat_interval_seconds") or 30)
+        return lanes
+
     async def call(self, pending: Awaitable[T]) -> T:
-        """Await a client call; its failure becomes a tool error with the server's code."""
+        """Await a client call; its failure becomes a tool error phrased for the agent."""
+        self.last_used = time.monotonic()
         try:
             return await pending
-        except ApiError as exc:
-            extra = f" {exc.extra}" if exc.extra else ""
-            raise ToolError(f"{exc.code}: {exc.message}{extra}") from None
         except ClientError as exc:
-            raise ToolError(str(exc)) from None
+            raise agent_error(exc) from None
+
+    def patterns(self, values: list[str] | None) -> tuple[list[str] | None, list[str]]:
+        """Literals naming a directory here get their trailing '/' (SPEC: File patterns)."""
+        if values is None or self.cfg is None:
+            return values, []
+        from agentlanes.client.worktree import mark_directories
+
+        return mark_directories(values, self.cfg.root)
+
+    def keep(self, result: Any) -> None:
+        from agentlanes.client.config import save_checkin
+
+        self.agent = result.agent_name
+        if self.cfg is not None:
+            save_checkin(self.cfg, result)
+
+    def forget(self) -> None:
+        from agentlanes.client.config import forget_session
+
+        if self.cfg is not None and self.agent:
+            forget_session(self.cfg, self.agent)
+        self.client.session_token = None
 
     def start_heartbeat(self) -> None:
         self.stop_heartbeat()
@@ -67,6 +187,10 @@ class Lanes:
         if self._beat is not None:
             self._beat.cancel()
             self._beat = None
+
+    async def close(self) -> None:
+        self.stop_heartbeat()
+        await self.client.aclose()
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -80,10 +204,15 @@ class Lanes:
                 continue  # unreachable for a moment: the TTL leaves room for retries
 
 
+# How a tool finds the agent it acts for (one per stdio process; one per MCP session
+# over HTTP).
+Resolve = Callable[[Context], Awaitable[Lanes]]
+
+
 def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
-    """The MCP server with every agentlanes tool (one ``Lanes`` per process)."""
+    """The stdio server: one agent, the working tree around ``cfg``."""
     cfg = cfg or load_config()
-    lanes = Lanes(cfg)
+    lanes = Lanes.local(cfg)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -92,241 +221,420 @@ def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
         try:
             yield
         finally:
-            lanes.stop_heartbeat()
-            await lanes.client.aclose()
+            await lanes.close()
 
+    async def resolve(_: Context) -> Lanes:
+        return lanes
+
+    return new_server(resolve, lifespan)
+
+
+def new_server(resolve: Resolve, lifespan: Any = None) -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
-        "agentlanes", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+        "agentlanes",
+        title="agentlanes",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        website_url="https://github.com/agentlanes/agentlanes",
+        lifespan=lifespan,
+        log_level="WARNING",
     )
+    add_session_tools(server, resolve)
+    add_coordination_tools(server, resolve)
+    return server
 
-    @server.tool()
+
+def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
+    """Check-in, liveness, scope, presence and conflict checks."""
+
+    @server.tool(annotations=CHANGES)
     async def checkin(
-        agent_name: str | None = None,
-        declared_area: str | None = None,
-        declared_files: list[str] | None = None,
+        ctx: Context,
+        agent_name: Annotated[
+            str | None,
+            Field(
+                description="Your name, 1-64 of letters, digits, '.', '_' and '-'. A new "
+                "check-in under a name that is live ends that earlier session. Omitted: "
+                "the configured name, else the server makes one up."
+            ),
+        ] = None,
+        declared_area: Area = None,
+        declared_files: Globs = None,
     ) -> dict[str, Any]:
-        """Start a session: your name, work area and the file globs you will touch.
+        """Start your session before you edit: your name, work area and the file globs
+        you will touch.
 
-        Returns the session and the conflicts with other live sessions (in a block-mode
-        project an overlapping check-in is refused). Kept alive while this server runs."""
-        from agentlanes.client.config import save_checkin
-
-        result = await lanes.call(
-            lanes.client.checkin(agent_name or cfg.agent_name, declared_area, declared_files)
-        )
-        save_checkin(cfg, result)
+        Returns your session and its conflicts: the other live agents whose area or
+        files overlap yours, with an example path both claim and whether the overlap is
+        certain. In a block-mode project an overlapping check-in is refused (an error
+        naming who holds what). This server keeps the session alive while you stay
+        connected."""
+        lanes = await resolve(ctx)
+        files, marked = lanes.patterns(declared_files)
+        default = lanes.cfg.agent_name if lanes.cfg else None
+        result = await lanes.call(lanes.client.checkin(agent_name or default, declared_area, files))
+        lanes.keep(result)
         lanes.interval = float(result.heartbeat_interval_seconds)
         lanes.start_heartbeat()
         data = result.raw()
-        data.pop("session_token")  # the model does not need it; it is kept locally
+        data.pop("session_token")  # the model does not need it; this server keeps it
+        data["directories_marked"] = marked
         return data
 
-    @server.tool()
-    async def heartbeat() -> dict[str, Any]:
-        """Tell the server your session is alive (this server also does it on its own)."""
+    @server.tool(annotations=CHANGES)
+    async def heartbeat(ctx: Context) -> dict[str, Any]:
+        """Tell the server your session is alive. This server already does it on its own
+        while you are connected; call it only if you are told your session is expiring."""
+        lanes = await resolve(ctx)
         return (await lanes.call(lanes.client.heartbeat())).raw()
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def status(
-        declared_area: str | None = None,
-        declared_files: list[str] | None = None,
-        status_text: str | None = None,
+        ctx: Context,
+        declared_area: Area = None,
+        declared_files: Annotated[
+            list[str] | None,
+            Field(
+                description="Your new full list of file globs (it replaces the old list): "
+                "add a file here before editing it outside your scope."
+            ),
+        ] = None,
+        status_text: Annotated[
+            str | None, Field(description="One line the others see, e.g. 'migrating invoices'.")
+        ] = None,
     ) -> dict[str, Any]:
-        """Change your work area, file globs or status text; returns fresh conflicts."""
-        result = await lanes.call(lanes.client.status(declared_area, declared_files, status_text))
-        return result.raw()
+        """Change your work area, file globs or status line; returns fresh conflicts.
 
-    @server.tool()
+        In a block-mode project a change that overlaps another agent is refused and your
+        old scope stays."""
+        lanes = await resolve(ctx)
+        files, marked = lanes.patterns(declared_files)
+        result = await lanes.call(lanes.client.status(declared_area, files, status_text))
+        return {**result.raw(), "directories_marked": marked}
+
+    @server.tool(annotations=ENDS)
     async def checkout(
-        outcome_status: Literal["completed", "partial", "failed"] = "completed",
-        work_summary: str | None = None,
-        files_touched: list[str] | None = None,
+        ctx: Context,
+        outcome_status: Annotated[
+            Literal["completed", "partial", "failed"],
+            Field(description="How your work ended."),
+        ] = "completed",
+        work_summary: Annotated[
+            str | None, Field(description="What you did, for the others (up to 10,000 characters).")
+        ] = None,
+        files_touched: Annotated[
+            list[str] | None,
+            Field(description="The files you changed, relative to the repository root."),
+        ] = None,
     ) -> dict[str, Any]:
-        """End your session with an outcome and a summary of what you did."""
+        """End your session when you are done; releases your leases and task claims."""
+        lanes = await resolve(ctx)
         result = await lanes.call(
             lanes.client.checkout(outcome_status, work_summary, files_touched)
         )
         lanes.stop_heartbeat()
-        forget_session(cfg)
-        lanes.client.session_token = None
+        lanes.forget()
         return result.raw()
 
-    @server.tool()
-    async def presence() -> dict[str, Any]:
-        """Who is live in the project: each session's agent, area, files and status."""
+    @server.tool(annotations=READ_ONLY)
+    async def presence(ctx: Context) -> dict[str, Any]:
+        """Who is live in the project: each session's agent, area, file globs, status line
+        and last heartbeat, oldest first."""
+        lanes = await resolve(ctx)
         return (await lanes.call(lanes.client.presence())).raw()
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def check_conflicts(
-        paths: list[str] | None = None,
-        patterns: list[str] | None = None,
-        declared_area: str | None = None,
+        ctx: Context,
+        paths: Annotated[
+            list[str] | None,
+            Field(
+                description="Concrete files relative to the repository root, e.g. ['src/app.py']."
+            ),
+        ] = None,
+        patterns: Globs = None,
+        declared_area: Area = None,
     ) -> dict[str, Any]:
-        """Would these files (paths relative to the repository root), globs or area collide
-        with another live session? Your own session is left out. Changes nothing."""
-        return (
-            await lanes.call(lanes.client.check_conflicts(paths, patterns, declared_area))
-        ).raw()
+        """Would these files, globs or area collide with another live agent? Your own
+        session is left out. Call it before editing a file outside your scope. Changes
+        nothing."""
+        lanes = await resolve(ctx)
+        globs, _ = lanes.patterns(patterns)
+        return (await lanes.call(lanes.client.check_conflicts(paths, globs, declared_area))).raw()
 
-    @server.tool()
-    async def project() -> dict[str, Any]:
-        """The project: its conflict mode (warn or block) and heartbeat settings."""
+    @server.tool(annotations=READ_ONLY)
+    async def project(ctx: Context) -> dict[str, Any]:
+        """The project: its conflict mode (warn: overlaps are reported; block: certain
+        overlaps are refused) and heartbeat settings."""
+        lanes = await resolve(ctx)
         return (await lanes.call(lanes.client.project())).raw()
 
-    add_coordination_tools(server, lanes)
-    return server
+
+def about(text: str) -> Any:
+    """An argument's description for the model (inside `Annotated[...]`)."""
+    return Field(description=text)
 
 
-def add_coordination_tools(server: MCPServer[Any], lanes: Lanes) -> None:
+def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     """Tasks, checkpoints, messages, leases, votes and the agent registry as tools."""
-    c = lanes.client
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def task_create(
-        title: str,
-        description: str | None = None,
-        priority: int | None = None,
-        paths: list[str] | None = None,
-        depends_on: list[str] | None = None,
-        parent_id: str | None = None,
+        ctx: Context,
+        title: Annotated[str, about("A short title for the task.")],
+        description: Annotated[
+            str | None, about("What needs doing and how to tell it is done.")
+        ] = None,
+        priority: Annotated[int | None, about("0 (most urgent) to 4 (least); default 2.")] = None,
+        paths: Annotated[
+            list[str] | None,
+            about("File globs the task will touch (it is not ready while others hold them)."),
+        ] = None,
+        depends_on: Annotated[
+            list[str] | None, about("Ids of tasks that must be done first.")
+        ] = None,
+        parent_id: Annotated[
+            str | None, about("The id of a larger task this one is part of.")
+        ] = None,
     ) -> dict[str, Any]:
-        """Create a task (priority 0 most urgent … 4; paths are the globs it will touch)."""
+        """Create a task for any agent to take."""
+        lanes = await resolve(ctx)
         return await lanes.call(
-            c.tasks.create(title, description, priority, paths, depends_on, parent_id)
+            lanes.client.tasks.create(title, description, priority, paths, depends_on, parent_id)
         )
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def tasks_list(
-        status: str | None = None, claimed_by: str | None = None, limit: int | None = None
+        ctx: Context,
+        status: Annotated[
+            str | None,
+            about("Only tasks in this state: pending, in_progress, blocked, done, cancelled."),
+        ] = None,
+        claimed_by: Annotated[str | None, about("Only tasks claimed by this agent name.")] = None,
+        limit: Limit = None,
     ) -> dict[str, Any]:
-        """List tasks (filter by status or the agent that claimed them)."""
-        return await lanes.call(c.tasks.list(status=status, claimed_by=claimed_by, limit=limit))
+        """List the project's tasks with their state and who claimed them."""
+        lanes = await resolve(ctx)
+        return await lanes.call(
+            lanes.client.tasks.list(status=status, claimed_by=claimed_by, limit=limit)
+        )
 
-    @server.tool()
-    async def tasks_ready(limit: int | None = None) -> dict[str, Any]:
-        """Tasks you can take now: pending, unblocked, unclaimed, paths free. Most urgent first."""
-        return await lanes.call(c.tasks.ready(limit))
+    @server.tool(annotations=READ_ONLY)
+    async def tasks_ready(ctx: Context, limit: Limit = None) -> dict[str, Any]:
+        """Tasks you can take now: pending, dependencies done, gates passed, unclaimed, and
+        their paths free of other agents' claims. Most urgent first."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.tasks.ready(limit))
 
-    @server.tool()
-    async def task_get(task_id: str) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY)
+    async def task_get(ctx: Context, task_id: TaskId) -> dict[str, Any]:
         """One task with its notes and what blocks it."""
-        return await lanes.call(c.tasks.get(task_id))
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.tasks.get(task_id))
 
-    @server.tool()
-    async def task_claim(task_id: str) -> dict[str, Any]:
-        """Take a task (one at a time per session; fails if someone else holds it)."""
-        return await lanes.call(c.tasks.claim(task_id))
+    @server.tool(annotations=CHANGES)
+    async def task_claim(ctx: Context, task_id: TaskId) -> dict[str, Any]:
+        """Take a task (one at a time per session). Fails with TASK_ALREADY_CLAIMED when
+        another agent holds it. Needs your session (`checkin` first)."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.tasks.claim(task_id))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def task_status(
-        task_id: str,
-        status: Literal["pending", "blocked", "done", "cancelled"],
-        note: str | None = None,
+        ctx: Context,
+        task_id: TaskId,
+        status: Annotated[
+            Literal["pending", "blocked", "done", "cancelled"],
+            about("done, blocked, back to pending (gives it up), or cancelled."),
+        ],
+        note: Note = None,
     ) -> dict[str, Any]:
-        """Move a task you hold: done, blocked, back to pending, or cancelled."""
-        return await lanes.call(c.tasks.set_status(task_id, status, note))
+        """Move a task you hold to a new state."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.tasks.set_status(task_id, status, note))
 
-    @server.tool()
-    async def task_note(task_id: str, body: str) -> dict[str, Any]:
-        """Add a note to a task (what you found, what is left)."""
-        return await lanes.call(c.tasks.add_note(task_id, body))
+    @server.tool(annotations=CHANGES)
+    async def task_note(
+        ctx: Context,
+        task_id: TaskId,
+        body: Annotated[str, about("The note: what you found, what is left.")],
+    ) -> dict[str, Any]:
+        """Add a note to a task: what you found, what is left, for whoever reads it next."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.tasks.add_note(task_id, body))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def checkpoint_create(
-        name: str, task_ids: list[str], description: str | None = None
+        ctx: Context,
+        name: Annotated[str, about("The gate's name, e.g. 'API review'.")],
+        task_ids: Annotated[list[str], about("The tasks it holds until it passes.")],
+        description: Annotated[str | None, about("What has to happen for it to pass.")] = None,
     ) -> dict[str, Any]:
         """A named gate (a review, a sign-off) that holds these tasks until it passes."""
-        return await lanes.call(c.checkpoints.create(name, task_ids, description))
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.checkpoints.create(name, task_ids, description))
 
-    @server.tool()
-    async def checkpoints_list(status: str | None = None) -> dict[str, Any]:
-        """List checkpoints (pending, passed, failed)."""
-        return await lanes.call(c.checkpoints.list(status=status))
+    @server.tool(annotations=READ_ONLY)
+    async def checkpoints_list(
+        ctx: Context,
+        status: Annotated[
+            str | None, about("Only gates in this state: pending, passed, failed.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """List the project's checkpoints (gates over tasks) and their state."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.checkpoints.list(status=status))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def checkpoint_resolve(
-        checkpoint_id: str, status: Literal["passed", "failed"], note: str | None = None
+        ctx: Context,
+        checkpoint_id: Annotated[str, about("The checkpoint's id (from checkpoints_list).")],
+        status: Annotated[
+            Literal["passed", "failed"], about("passed unblocks its tasks; failed keeps them held.")
+        ],
+        note: Note = None,
     ) -> dict[str, Any]:
-        """Pass (unblocks its tasks) or fail a checkpoint."""
-        return await lanes.call(c.checkpoints.resolve(checkpoint_id, status, note))
+        """Pass a checkpoint (its tasks may proceed) or fail it (they stay held)."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.checkpoints.resolve(checkpoint_id, status, note))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def message_send(
-        to: str, body: str, type: str | None = None, thread_id: str | None = None
+        ctx: Context,
+        to: Annotated[str, about("An agent's name, or 'broadcast' for every agent.")],
+        body: Annotated[str, about("The message (up to 50,000 characters).")],
+        type: Annotated[str | None, about("A kind of message, e.g. 'question', 'handoff'.")] = None,
+        thread_id: Annotated[
+            str | None, about("Groups replies: reuse the thread of the message you answer.")
+        ] = None,
     ) -> dict[str, Any]:
-        """Send a message to an agent by name, or to "broadcast"."""
-        return await lanes.call(c.messages.send(to, body, type, thread_id))
+        """Send a message to another agent (delivered live); needs your session."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.messages.send(to, body, type, thread_id))
 
-    @server.tool()
-    async def inbox(unread: bool | None = None, limit: int | None = None) -> dict[str, Any]:
-        """Your messages (direct and broadcast), newest state per message."""
-        return await lanes.call(c.messages.inbox(unread=unread, limit=limit))
+    @server.tool(annotations=READ_ONLY)
+    async def inbox(
+        ctx: Context,
+        unread: Annotated[bool | None, about("true: only messages you have not read yet.")] = None,
+        limit: Limit = None,
+    ) -> dict[str, Any]:
+        """Your messages, direct and broadcast, with their read state."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.messages.inbox(unread=unread, limit=limit))
 
-    @server.tool()
-    async def message_read(message_id: int) -> dict[str, Any]:
-        """Mark a message read."""
-        return await lanes.call(c.messages.read(message_id))
+    @server.tool(annotations=CHANGES)
+    async def message_read(
+        ctx: Context, message_id: Annotated[int, about("The message's id (from inbox).")]
+    ) -> dict[str, Any]:
+        """Mark a message as read: it no longer counts as unread in your inbox."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.messages.read(message_id))
 
-    @server.tool()
-    async def message_ack(message_id: int) -> dict[str, Any]:
-        """Acknowledge a message (you will act on it)."""
-        return await lanes.call(c.messages.ack(message_id))
+    @server.tool(annotations=CHANGES)
+    async def message_ack(
+        ctx: Context, message_id: Annotated[int, about("The message's id (from inbox).")]
+    ) -> dict[str, Any]:
+        """Acknowledge a message: tell its sender you will act on it."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.messages.ack(message_id))
 
-    @server.tool()
-    async def lease_acquire(resource: str, ttl_seconds: int | None = None) -> dict[str, Any]:
-        """Hold a resource key exclusively (e.g. "deploy:prod"); returns a fencing token."""
-        return await lanes.call(c.leases.acquire(resource, ttl_seconds))
+    @server.tool(annotations=CHANGES)
+    async def lease_acquire(
+        ctx: Context,
+        resource: Annotated[str, about("Any key naming what you need alone, e.g. 'deploy:prod'.")],
+        ttl_seconds: Ttl = None,
+    ) -> dict[str, Any]:
+        """Hold a resource exclusively; returns the lease and a fencing token. Fails with
+        LEASE_CONFLICT naming the holder when someone else has it."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.leases.acquire(resource, ttl_seconds))
 
-    @server.tool()
-    async def leases_list(resource: str | None = None) -> dict[str, Any]:
-        """Live leases (optionally of one resource)."""
-        return await lanes.call(c.leases.list(resource=resource))
+    @server.tool(annotations=READ_ONLY)
+    async def leases_list(
+        ctx: Context,
+        resource: Annotated[str | None, about("Only the leases of this resource key.")] = None,
+    ) -> dict[str, Any]:
+        """The live leases: resource, holder, expiry."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.leases.list(resource=resource))
 
-    @server.tool()
-    async def lease_renew(lease_id: str, ttl_seconds: int | None = None) -> dict[str, Any]:
-        """Extend a lease you hold."""
-        return await lanes.call(c.leases.renew(lease_id, ttl_seconds))
+    @server.tool(annotations=CHANGES)
+    async def lease_renew(
+        ctx: Context, lease_id: LeaseId, ttl_seconds: Ttl = None
+    ) -> dict[str, Any]:
+        """Extend a lease you hold before it expires (the fencing token stays the same)."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.leases.renew(lease_id, ttl_seconds))
 
-    @server.tool()
-    async def lease_release(lease_id: str) -> dict[str, Any]:
-        """Give a lease back."""
-        return await lanes.call(c.leases.release(lease_id))
+    @server.tool(annotations=CHANGES)
+    async def lease_release(ctx: Context, lease_id: LeaseId) -> dict[str, Any]:
+        """Give a lease back before it expires, so another agent can take the resource."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.leases.release(lease_id))
 
-    @server.tool()
-    async def lease_validate(resource: str, fencing_token: int) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY)
+    async def lease_validate(
+        ctx: Context,
+        resource: Annotated[str, about("The resource key.")],
+        fencing_token: Annotated[int, about("The fencing token your lease came with.")],
+    ) -> dict[str, Any]:
         """Is this fencing token still the current one for the resource?"""
-        return await lanes.call(c.leases.validate(resource, fencing_token))
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.leases.validate(resource, fencing_token))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def consensus_request(
-        action: str, reason: str, subject: str | None = None, timeout_seconds: int | None = None
+        ctx: Context,
+        action: Annotated[str, about("What you want to do, e.g. 'deploy'.")],
+        reason: Annotated[str, about("Why, for the voters.")],
+        subject: Annotated[str | None, about("What it applies to, e.g. 'v2 API'.")] = None,
+        timeout_seconds: Annotated[int | None, about("Seconds before the vote expires.")] = None,
     ) -> dict[str, Any]:
         """Ask the other live agents to approve an action; a strict majority decides."""
-        return await lanes.call(c.consensus.request(action, reason, subject, timeout_seconds))
+        lanes = await resolve(ctx)
+        return await lanes.call(
+            lanes.client.consensus.request(action, reason, subject, timeout_seconds)
+        )
 
-    @server.tool()
-    async def consensus_get(consensus_id: str) -> dict[str, Any]:
-        """A vote's state: approvals, rejections, status."""
-        return await lanes.call(c.consensus.get(consensus_id))
+    @server.tool(annotations=READ_ONLY)
+    async def consensus_get(
+        ctx: Context, consensus_id: Annotated[str, about("The vote's id (from consensus_request).")]
+    ) -> dict[str, Any]:
+        """A vote's state: eligible voters, approvals, rejections, status."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.consensus.get(consensus_id))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def consensus_vote(
-        consensus_id: str, vote: Literal["approve", "reject"], comment: str | None = None
+        ctx: Context,
+        consensus_id: Annotated[str, about("The vote's id.")],
+        vote: Annotated[Literal["approve", "reject"], about("Your vote (one per agent).")],
+        comment: Annotated[str | None, about("Why, for the requester.")] = None,
     ) -> dict[str, Any]:
-        """Vote on another agent's request (once)."""
-        return await lanes.call(c.consensus.vote(consensus_id, vote, comment))
+        """Vote on another agent's consensus request, once; a strict majority decides."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.consensus.vote(consensus_id, vote, comment))
 
-    @server.tool()
+    @server.tool(annotations=CHANGES)
     async def agent_upsert(
-        name: str, role: str | None = None, config: dict[str, Any] | None = None
+        ctx: Context,
+        name: Annotated[str, about("The agent's name.")],
+        role: Annotated[str | None, about("Its role, e.g. 'reviewer'.")] = None,
+        config: Annotated[
+            dict[str, Any] | None, about("Settings the project allows; unknown keys are dropped.")
+        ] = None,
     ) -> dict[str, Any]:
-        """Register or update an agent's role and config (unknown config keys are dropped)."""
-        return await lanes.call(c.agents.upsert(name, role, config))
+        """Register an agent, or update its role and config."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.agents.upsert(name, role, config))
 
-    @server.tool()
-    async def agents_list(role: str | None = None) -> dict[str, Any]:
-        """The agent registry."""
-        return await lanes.call(c.agents.list(role=role))
+    @server.tool(annotations=READ_ONLY)
+    async def agents_list(
+        ctx: Context, role: Annotated[str | None, about("Only agents with this role.")] = None
+    ) -> dict[str, Any]:
+        """The project's agent registry: names, roles and their config."""
+        lanes = await resolve(ctx)
+        return await lanes.call(lanes.client.agents.list(role=role))
 
 
 def main(start: Path | None = None) -> None:

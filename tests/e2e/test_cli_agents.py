@@ -40,7 +40,8 @@ def test_checkin_keeps_the_token_in_git_dir_and_shows_conflicts_as_a_table(
         repo_a, env_a, "checkin", "--agent", "alice", "--area", "api", "--files", "src/api/**"
     )
     assert first.returncode == 0, first.stderr
-    saved = repo_a / ".git" / "agentlanes" / "session.json"
+    # Each agent keeps its own session file (SPEC: one session per agent, not per checkout).
+    saved = repo_a / ".git" / "agentlanes" / "sessions" / "alice.json"
     session = json.loads(saved.read_text())
     assert len(session["session_token"]) == 64 and session["agent_name"] == "alice"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
@@ -52,7 +53,15 @@ def test_checkin_keeps_the_token_in_git_dir_and_shows_conflicts_as_a_table(
     assert second.returncode == 0, second.stderr
     lines = second.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("AGENT"))
-    assert lines[header].split() == ["AGENT", "AREA", "THEIR", "PATTERN", "YOURS", "EXAMPLE"]
+    assert lines[header].split() == [
+        "AGENT",
+        "AREA",
+        "THEIR",
+        "PATTERN",
+        "YOURS",
+        "EXAMPLE",
+        "CERTAIN",
+    ]
     row = lines[header + 2].split()
     assert row[:4] == ["alice", "api", "src/api/**", "src/**/*.ts"]
     assert row[4].startswith("src/api/") and row[4].endswith(".ts")
@@ -74,7 +83,7 @@ def test_status_check_and_checkout(two_agents: tuple[Path, Path, dict, dict]) ->
     changed = lanes_json(repo_b, env_b, "status", "--files", "src/**", "--text", "refactoring")
     assert changed["status_text"] == "refactoring"
     assert [c["agent_name"] for c in changed["conflicts"]] == ["alice"]
-    saved = json.loads((repo_b / ".git" / "agentlanes" / "session.json").read_text())
+    saved = json.loads((repo_b / ".git" / "agentlanes" / "sessions" / "bob.json").read_text())
     assert saved["declared_files"] == ["src/**"]  # the guard reads the scope from here
 
     # `check` takes paths relative to where you stand, and leaves your own session out.
@@ -86,10 +95,16 @@ def test_status_check_and_checkout(two_agents: tuple[Path, Path, dict, dict]) ->
     assert clear.returncode == 1  # bob now claims src/** too
     assert json.loads(clear.stdout)["conflicts"][0]["agent_name"] == "bob"
     assert lanes(repo_b, env_b, "check", "docs/x.md").returncode == 0
+    # A directory is checked as the directory pattern (its trailing '/'), and --json says so.
+    folder = lanes(repo_b, env_b, "check", "src/api", "--json")
+    assert folder.returncode == 1
+    found = json.loads(folder.stdout)
+    assert found["directories_marked"] == ["src/api/"]
+    assert [c["agent_name"] for c in found["conflicts"]] == ["alice"]
 
     out = lanes_json(repo_b, env_b, "checkout", "--outcome", "partial", "--summary", "half done")
     assert out["status"] == "checked_out" and out["outcome_status"] == "partial"
-    assert not (repo_b / ".git" / "agentlanes" / "session.json").exists()
+    assert not (repo_b / ".git" / "agentlanes" / "sessions" / "bob.json").exists()
     again = lanes(repo_b, env_b, "status")
     assert again.returncode == 5 and "lanes checkin" in again.stderr
     no_traceback(again)
@@ -114,7 +129,10 @@ def test_bad_input_and_errors_are_one_line_with_documented_exit_codes(
     other = make_repo(tmp_path / "other", env)
     refused = lanes(other, env, "checkin", "--agent", "bob", "--files", "src/x.py")
     assert refused.returncode == 1 and "CONFLICT" in refused.stderr
-    assert not (other / ".git" / "agentlanes" / "session.json").exists()
+    assert not (other / ".git" / "agentlanes" / "sessions" / "bob.json").exists()
+    # The refusal names who holds what, in text too (not only under --json).
+    assert "alice" in refused.stderr and "src/**" in refused.stderr
+    assert "src/x.py" in refused.stderr and "yes" in refused.stderr
 
     no_key = lanes(repo, isolated_env(tmp_path / "h2", agent_server.url, None), "presence")
     assert no_key.returncode == 2 and "AGENTLANES_API_KEY" in no_key.stderr
@@ -151,7 +169,7 @@ def test_config_file_at_the_repo_root_is_read(agent_server: ServerProcess, tmp_p
     (repo / "deep" / "er").mkdir(parents=True)
     out = lanes_json(repo / "deep" / "er", env, "checkin", "--agent", "carol")
     assert out["agent_name"] == "carol"
-    assert (repo / ".git" / "agentlanes" / "session.json").exists()
+    assert (repo / ".git" / "agentlanes" / "sessions" / "carol.json").exists()
 
 
 def test_keepalive_background_heartbeats_until_checkout(
@@ -170,7 +188,8 @@ def test_keepalive_background_heartbeats_until_checkout(
     # Heartbeats arrive on their own ...
     deadline = time.monotonic() + 20
     while _presence(agent_server.url, key)[0]["last_heartbeat_at"] == first:
-        assert time.monotonic() < deadline, (repo / ".git/agentlanes/keepalive.log").read_text()
+        log = repo / ".git/agentlanes/sessions/alice.keepalive.log"
+        assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.2)
     # ... and keep the session past its TTL.
     time.sleep(ttl + 1)
@@ -245,3 +264,69 @@ def test_watch_prints_events_readably_and_as_json_lines(
     human = lanes(repo_a, env_a, "watch", "--since", "0", "--count", "2")
     first = human.stdout.splitlines()[0]
     assert "agent.checkin" in first and "agent=alice" in first and "area=api" in first
+
+
+def test_two_agents_in_one_checkout_keep_two_sessions(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    (repo / "src" / "api").mkdir(parents=True)
+    alice = lanes_json(repo, env, "checkin", "--agent", "alice", "--files", "src/api")
+    # A literal naming a directory of the working tree is sent with its trailing '/'.
+    assert alice["directories_marked"] == ["src/api/"]
+    bob = lanes_json(repo, env, "checkin", "--agent", "bob", "--files", "docs/**")
+    assert bob["other_local_agents"] == ["alice"] and bob["replaced_session_id"] is None
+    sessions = repo / ".git" / "agentlanes" / "sessions"
+    assert sorted(p.name for p in sessions.glob("*.json")) == ["alice.json", "bob.json"]
+    assert [s["agent_name"] for s in _presence(agent_server.url, key)] == ["alice", "bob"]
+
+    # Which one? `status` lists both and says how to pick; commands take --agent.
+    listed = lanes_json(repo, env, "status")
+    assert [s["agent_name"] for s in listed["local_sessions"]] == ["alice", "bob"]
+    assert lanes_json(repo, env, "status", "--agent", "bob")["agent_name"] == "bob"
+    ambiguous = lanes(repo, env, "checkout")
+    assert ambiguous.returncode == 2 and "pick one with --agent" in ambiguous.stderr
+    named = {**env, "AGENTLANES_AGENT_NAME": "alice"}
+    assert lanes_json(repo, named, "status")["agent_name"] == "alice"
+
+    # The same agent checking in again replaces only its own session, and says so.
+    again = lanes_json(repo, env, "checkin", "--agent", "bob", "--files", "docs/**")
+    assert again["replaced_session_id"] == bob["session_id"]
+    lanes_json(repo, env, "checkout", "--agent", "bob")
+    assert [s["agent_name"] for s in _presence(agent_server.url, key)] == ["alice"]
+    assert lanes_json(repo, env, "status")["agent_name"] == "alice"  # the only one left
+
+
+def test_an_old_session_file_is_moved_to_its_agent(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    lanes_json(repo, env, "checkin", "--agent", "alice")
+    state = repo / ".git" / "agentlanes"
+    (state / "sessions" / "alice.json").rename(state / "session.json")  # the old layout
+    assert lanes_json(repo, env, "status")["agent_name"] == "alice"
+    assert (state / "sessions" / "alice.json").exists() and not (state / "session.json").exists()
+
+
+def test_version_and_a_url_without_scheme(agent_server: ServerProcess, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from agentlanes import __version__
+
+    env = isolated_env(tmp_path / "home", agent_server.url, None)
+    repo = make_repo(tmp_path / "repo", env)
+    assert lanes(repo, env, "--version").stdout.strip() == f"agentlanes {__version__}"
+    short = Path(sys.executable).parent / "lanes"
+    done = subprocess.run([short, "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"lanes {__version__}"
+    bad = {**env, "AGENTLANES_URL": "localhost:8787", "AGENTLANES_API_KEY": "alk_x"}
+    for args in (("presence",), ("checkin", "--agent", "x")):
+        done = lanes(repo, bad, *args)
+        assert done.returncode == 2, done.stderr
+        assert "AGENTLANES_URL: 'localhost:8787' is not a server URL" in done.stderr
+        no_traceback(done)

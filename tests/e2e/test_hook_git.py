@@ -162,7 +162,7 @@ def test_ended_session_is_reported_and_pre_commit_framework_entry(
     _, _, bob, env_b = setup_project(agent_server, tmp_path, "warn")
     session = lanes_json(bob, env_b, "checkin", "--agent", "bob", "--files", "docs/**")
     token = session["session_token"]
-    saved = bob / ".git" / "agentlanes" / "session.json"
+    saved = bob / ".git" / "agentlanes" / "sessions" / "bob.json"  # one file per agent
     kept = saved.read_text()
     lanes_json(bob, env_b, "checkout")
     saved.write_text(kept)  # a stale token left behind

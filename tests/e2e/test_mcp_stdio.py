@@ -49,6 +49,13 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
 
     async def scenario() -> None:
         async with Client(params) as client:
+            from agentlanes import __version__
+
+            assert client.server_info is not None
+            assert (client.server_info.name, client.server_info.version) == (
+                "agentlanes",
+                __version__,
+            )
             tools = {t.name for t in (await client.list_tools()).tools}
             assert tools >= CORE_TOOLS
 
@@ -56,6 +63,7 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 "checkin", {"agent_name": "bob", "declared_files": ["src/**"]}
             )
             assert refused.is_error and "CONFLICT" in refused.content[0].text
+            assert "alice holds src/api/**" in refused.content[0].text
 
             ok = payload(
                 await client.call_tool(
@@ -66,7 +74,7 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
             assert ok["agent_name"] == "bob" and ok["conflicts"] == []
             assert "session_token" not in ok
             # The session is shared with the CLI and the git hook of this repository.
-            saved = json.loads((repo / ".git/agentlanes/session.json").read_text())
+            saved = json.loads((repo / ".git/agentlanes/sessions/bob.json").read_text())
             assert saved["session_id"] == ok["session_id"]
 
             hits = payload(
@@ -95,9 +103,13 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 )
             )
             assert done["status"] == "checked_out"
-            assert not (repo / ".git/agentlanes/session.json").exists()
+            assert not (repo / ".git/agentlanes/sessions/bob.json").exists()
             gone = await client.call_tool("heartbeat", {})
-            assert gone.is_error and "no session token" in gone.content[0].text
+            # Phrased for the agent: which tool to call, not a shell command.
+            assert gone.is_error
+            assert gone.content[0].text.endswith(
+                "You have no agentlanes session: call the `checkin` tool first."
+            )
 
     anyio.run(scenario)
 
@@ -156,5 +168,43 @@ def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> 
                 await client.call_tool("lease_release", {"lease_id": lease["lease_id"]})
             )
             assert released["status"] == "released"
+
+    anyio.run(scenario)
+
+
+def test_mcp_over_http_keeps_the_session_alive_while_connected(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """`/mcp` with the SDK's own streamable HTTP client: the session outlives its TTL while
+    the MCP session is open, and runs out once the client has gone (DELETE)."""
+    import time
+
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from agentlanes import __version__
+
+    ttl = 3
+    key = new_project(agent_server.url, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=ttl)[
+        "api_key"
+    ]
+
+    def live() -> list[str]:
+        r = httpx.get(f"{agent_server.url}/api/v1/presence", headers={"X-API-Key": key})
+        return [s["agent_name"] for s in r.json()["sessions"]]
+
+    async def scenario() -> None:
+        http = create_mcp_http_client(headers={"X-API-Key": key})
+        async with Client(streamable_http_client(f"{agent_server.url}/mcp", http_client=http)) as c:
+            assert c.server_info is not None and c.server_info.version == __version__
+            me = payload(await c.call_tool("checkin", {"agent_name": "remote"}))
+            assert me["agent_name"] == "remote"
+            await anyio.sleep(ttl + 2)  # no heartbeat from the agent: the server sends them
+            assert live() == ["remote"]
+        deadline = time.monotonic() + 15
+        while live() and time.monotonic() < deadline:
+            await anyio.sleep(0.3)
+        assert live() == []  # the MCP session ended, so did the heartbeats
 
     anyio.run(scenario)

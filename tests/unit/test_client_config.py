@@ -14,6 +14,7 @@ from agentlanes.client.config import (
     find_repo_root,
     forget_session,
     git_dir,
+    list_sessions,
     load_config,
     read_session,
     save_session,
@@ -69,8 +70,9 @@ def test_session_lives_in_the_git_dir_of_each_worktree(tmp_path: Path) -> None:
 
     cfg = load_config(linked, env={})
     assert read_session(cfg, env={}) is None
-    path = save_session(cfg, {"session_token": "t" * 64, "session_id": "ses_1"})
-    assert path == str(main / ".git" / "worktrees" / "linked" / "agentlanes" / "session.json")
+    path = save_session(cfg, {"session_token": "t" * 64, "session_id": "ses_1", "agent_name": "a"})
+    linked_git = main / ".git" / "worktrees" / "linked"
+    assert path == str(linked_git / "agentlanes" / "sessions" / "a.json")
     assert stat.S_IMODE(Path(path).stat().st_mode) == 0o600
     assert read_session(cfg, env={})["session_id"] == "ses_1"  # type: ignore[index]
     # The environment wins over the file.
@@ -78,15 +80,52 @@ def test_session_lives_in_the_git_dir_of_each_worktree(tmp_path: Path) -> None:
     assert env_session == {"session_token": "e" * 64, "source": "AGENTLANES_SESSION_TOKEN"}
     Path(path).write_text("{broken")
     assert read_session(cfg, env={}) is None
-    forget_session(cfg)
+    forget_session(cfg, "a")
     assert not Path(path).exists()
+
+
+def test_one_session_per_agent_and_no_guessing_between_several(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    cfg = load_config(root, env={})
+    for name in ("alice", "bob"):
+        save_session(cfg, {"session_token": name[0] * 64, "session_id": name, "agent_name": name})
+    assert [s["agent_name"] for s in list_sessions(cfg)] == ["alice", "bob"]
+    # Two agents here and no name given: whose session it is cannot be told.
+    assert read_session(cfg, env={}) is None
+    assert read_session(cfg, env={}, agent="bob")["session_id"] == "bob"  # type: ignore[index]
+    named = load_config(root, env={"AGENTLANES_AGENT_NAME": "alice"})
+    assert read_session(named, env={})["session_id"] == "alice"  # type: ignore[index]
+    assert read_session(cfg, env={}, agent="carol") is None
+    with pytest.raises(ConfigError, match="agent name"):
+        read_session(cfg, env={}, agent="../escape")
+
+
+def test_the_old_single_session_file_moves_to_its_agent(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    legacy = root / ".git" / "agentlanes" / "session.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(
+        json.dumps({"session_token": "x" * 64, "agent_name": "old", "session_id": "s"})
+    )
+    cfg = load_config(root, env={})
+    assert read_session(cfg, env={})["session_id"] == "s"  # type: ignore[index]
+    assert not legacy.exists()
+    assert (root / ".git" / "agentlanes" / "sessions" / "old.json").exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:8787", "127.0.0.1:8787", "ftp://x", "http://", "http://h:port"]
+)
+def test_a_server_url_without_scheme_or_host_is_bad_input(tmp_path: Path, url: str) -> None:
+    with pytest.raises(ConfigError, match="AGENTLANES_URL"):
+        load_config(repo(tmp_path), env={"AGENTLANES_URL": url})
 
 
 def test_outside_a_repository_there_is_no_session_file(tmp_path: Path) -> None:
     cfg = load_config(tmp_path, env={})
     if cfg.root is None:  # tmp_path is not inside some repository
-        assert cfg.session_file is None
-        assert save_session(cfg, {"session_token": "x"}) is None
+        assert cfg.session_file("a") is None
+        assert save_session(cfg, {"session_token": "x", "agent_name": "a"}) is None
 
 
 def test_api_error_keeps_code_and_top_level_fields() -> None:
@@ -112,3 +151,26 @@ def test_resume_skips_what_was_seen_and_follows_snapshots() -> None:
     assert resume.accept(json.dumps({"type": "pong"})) is not None
     assert resume.offset == 6
     assert [backoff(n) for n in (0, 1, 10)] == [0.2, 0.4, 5.0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'url = "http://x:1/"\napi_key = "alk_f"\nfail_closed = true\ntimeout = 2\n',
+        "# comment\nurl = 'http://h' # trailing\ntimeout = 2.5\nagent_name = \"a#b\"\n",
+        "timeout = 1_000\n",
+        'a.b = 1\n[t]\nx = "y"\n',
+        'x = "a\\\\b"\n',
+        "timeout = inf\n",
+        "url = [\n",
+    ],
+)
+def test_the_flat_reader_agrees_with_tomllib_or_leaves_it_to_it(text: str) -> None:
+    """`.agentlanes.toml` is read without tomllib when it is flat (the hooks' start-up)."""
+    import tomllib
+
+    from agentlanes.client.config import _flat_toml
+
+    flat = _flat_toml(text.encode())
+    if flat is not None:
+        assert flat == tomllib.loads(text)

@@ -37,6 +37,7 @@ from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
 from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
+from agentlanes.mcp_http import McpMount
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import Settings, get_settings
 from agentlanes.store import migrate
@@ -88,6 +89,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         scopes={"http"},  # type: ignore[arg-type]
         middleware_class=LeanPrometheusMiddleware,
     )
+    mcp = McpMount(settings)  # the MCP tools over streamable HTTP at /mcp
     middleware = [prometheus.middleware]
     stores: dict[str, Store] = {}
     if settings.rate_limit_per_minute:
@@ -114,10 +116,11 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             MetricsController,
             dashboard.index,
             dashboard.static_router,
+            *mcp.handlers,
         ],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
-        lifespan=[lifespan],
+        lifespan=[lifespan, *mcp.lifespans],
         on_startup=[finisher(settings)],
         middleware=middleware,
         stores=stores,

@@ -85,10 +85,25 @@ def is_ours(path: Path) -> bool:
         return False
 
 
-def install(args: argparse.Namespace) -> int:
-    directory = hooks_dir()
+def plan_install() -> tuple[Path, str, str | None]:
+    """(the hook's path, the script it should hold, what it holds now or None)."""
+    import agentlanes
+
+    hook = hooks_dir() / HOOK_NAME
+    script = hook_script(sys.executable, str(Path(agentlanes.__file__).resolve().parent.parent))
+    try:
+        current = hook.read_text(encoding="utf-8") if hook.exists() else None
+    except OSError:
+        current = None
+    return hook, script, current
+
+
+def write_hook(hook: Path, script: str) -> Path | None:
+    """Install ``script`` as the hook; an existing hook that is not ours is chained (its new
+    path is returned). Raises CommandError when that would overwrite a chained hook."""
+    directory = hook.parent
     directory.mkdir(parents=True, exist_ok=True)
-    hook, chained = directory / HOOK_NAME, directory / CHAINED_NAME
+    chained = directory / CHAINED_NAME
     kept = None
     if (hook.exists() or hook.is_symlink()) and not is_ours(hook):
         if chained.exists():
@@ -98,15 +113,18 @@ def install(args: argparse.Namespace) -> int:
             )
         hook.rename(chained)
         kept = chained
-    import agentlanes
+    tmp = hook.with_name(HOOK_NAME + ".agentlanes-tmp")
+    tmp.write_text(script, encoding="utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, hook)
+    return kept
 
-    script = hook_script(sys.executable, str(Path(agentlanes.__file__).resolve().parent.parent))
-    changed = not (hook.exists() and hook.read_text(encoding="utf-8") == script)
-    if changed:
-        tmp = hook.with_name(HOOK_NAME + ".agentlanes-tmp")
-        tmp.write_text(script, encoding="utf-8")
-        tmp.chmod(0o755)
-        os.replace(tmp, hook)
+
+def install(args: argparse.Namespace) -> int:
+    hook, script, current = plan_install()
+    changed = current != script
+    kept = write_hook(hook, script) if changed else None
+    chained = hook.parent / CHAINED_NAME
     if args.json:
         emit_json(
             {

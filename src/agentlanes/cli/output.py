@@ -40,12 +40,23 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: Any = None
             print("  ".join("-" * w for w in widths), file=out)
 
 
+CONFLICT_HEADERS = ("AGENT", "AREA", "THEIR PATTERN", "YOURS", "EXAMPLE", "CERTAIN")
+
+
+def certainty(overlap: dict[str, Any]) -> str:
+    """``yes``, or the condition under which the overlap holds (SPEC: File patterns)."""
+    if overlap.get("certain", True):  # servers before the certain field: every one is
+        return "yes"
+    where = overlap.get("if_directory")
+    return f"if {where} is a directory" if where else "no"
+
+
 def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
-    """One row per overlap: agent, their area, their pattern, mine, an example path."""
+    """One row per overlap: agent, their area, their pattern, mine, an example, certain."""
     rows: list[list[Any]] = []
     for c in conflicts:
         if c.get("overlapping_area"):
-            rows.append([c["agent_name"], c.get("declared_area"), "(same area)", "", ""])
+            rows.append([c["agent_name"], c.get("declared_area"), "(same area)", "", "", "yes"])
         for f in c.get("overlapping_files") or []:
             rows.append(
                 [
@@ -54,13 +65,23 @@ def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
                     f["their_pattern"],
                     f["pattern"],
                     f["example"],
+                    certainty(f),
                 ]
             )
     return rows
 
 
 def print_conflicts(conflicts: Sequence[dict[str, Any]], out: Any = None) -> None:
-    table(("AGENT", "AREA", "THEIR PATTERN", "YOURS", "EXAMPLE"), conflict_rows(conflicts), out)
+    table(CONFLICT_HEADERS, conflict_rows(conflicts), out)
+
+
+def conflict_table(conflicts: Sequence[dict[str, Any]]) -> list[str]:
+    """The conflicts table as lines (for a refusal on stderr)."""
+    import io
+
+    buf = io.StringIO()
+    print_conflicts(conflicts, buf)
+    return buf.getvalue().splitlines()
 
 
 @contextlib.contextmanager
@@ -79,15 +100,19 @@ def client_errors() -> Iterator[None]:
         yield
     except ApiError as exc:
         payload = {"error": {"code": exc.code, "message": exc.message}, **exc.extra}
+        details: list[str] = []
         if exc.status == 409:
             code = EXIT_CONFLICT
+            # A refusal names who holds what, not just how many (the table --json carries).
+            if exc.conflicts:
+                details = ["refused because of:", *conflict_table(exc.conflicts)]
         elif exc.code in ("SESSION_NOT_FOUND", "SESSION_ENDED"):
             code = EXIT_NO_SESSION
         elif exc.status == 400:
             code = EXIT_USAGE
         else:
             code = EXIT_SERVER_ERROR
-        raise CommandError(f"{exc.code}: {exc.message}", code, payload) from None
+        raise CommandError(f"{exc.code}: {exc.message}", code, payload, details) from None
     except NoSession as exc:
         raise CommandError(str(exc), EXIT_NO_SESSION, _payload("NO_SESSION", exc)) from None
     except (ConfigurationError, ConfigError) as exc:

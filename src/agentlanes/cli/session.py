@@ -1,7 +1,9 @@
 """Session commands: ``checkin``, ``keepalive``, ``status``, ``checkout``.
 
-The session token is kept in ``<git dir>/agentlanes/session.json`` (never a tracked file)
-or taken from ``AGENTLANES_SESSION_TOKEN``.
+Each agent's session is kept in ``<git dir>/agentlanes/sessions/<agent>.json`` (never a
+tracked file), so several agents in one working tree keep one session each; or the token
+comes from ``AGENTLANES_SESSION_TOKEN``. Commands pick the agent with ``--agent``, else
+``AGENTLANES_AGENT_NAME`` / ``agent_name``, else the only session there is.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from agentlanes.cli.errors import EXIT_NO_SESSION, EXIT_USAGE, CommandError
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
 
 OUTCOMES = ("completed", "partial", "failed")
-PID_FILE = "keepalive.pid"
+AGENT_HELP = "which local agent's session (default: the configured one, or the only one)"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,6 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--socket", action="store_true", help="hold an attached WebSocket instead")
     p.add_argument("--interval", type=float, metavar="S", help="seconds between heartbeats")
+    p.add_argument("--agent", help=AGENT_HELP)
     add_json(p)
     p.set_defaults(func=keepalive)
 
@@ -48,6 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--area", help="new work area")
     p.add_argument("--files", nargs="+", default=None, metavar="GLOB", help="new file globs")
     p.add_argument("--text", help="a short status line others see")
+    p.add_argument("--agent", help=AGENT_HELP)
     add_json(p)
     p.set_defaults(func=status)
 
@@ -55,6 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--outcome", choices=OUTCOMES, default="completed")
     p.add_argument("--summary", help="what you did (up to 10,000 characters)")
     p.add_argument("--files-touched", nargs="+", default=None, metavar="PATH")
+    p.add_argument("--agent", help=AGENT_HELP)
     add_json(p)
     p.set_defaults(func=checkout)
 
@@ -75,17 +80,39 @@ def make_client(cfg: Any, token: str | None = None) -> Any:
     return Client(cfg.url, cfg.api_key, session_token=token, timeout=cfg.timeout)
 
 
-def local_session(cfg: Any) -> dict[str, Any]:
-    from agentlanes.client.config import read_session
+def local_session(cfg: Any, agent: str | None = None) -> dict[str, Any]:
+    """The session a command acts on; a clear error when there is none or no telling which."""
+    from agentlanes.client.config import list_sessions, read_session
 
-    session = read_session(cfg)
-    if session is None:
-        raise CommandError(
-            "no local session: run `lanes checkin` (or set AGENTLANES_SESSION_TOKEN)",
-            EXIT_NO_SESSION,
-            {"error": {"code": "NO_SESSION", "message": "no local session"}},
-        )
-    return session
+    with client_errors():
+        session = read_session(cfg, agent=agent)
+    if session is not None:
+        return session
+    agent = agent or cfg.agent_name
+    if agent:
+        message = f"no local session for agent {agent}: run `lanes checkin --agent {agent}`"
+    else:
+        names = [s.get("agent_name") for s in list_sessions(cfg)]
+        if len(names) > 1:
+            raise CommandError(
+                f"{len(names)} agents have sessions here ({', '.join(map(str, names))}): "
+                "pick one with --agent (or AGENTLANES_AGENT_NAME)",
+                EXIT_USAGE,
+                {"error": {"code": "AMBIGUOUS_SESSION", "message": "several local sessions"}},
+            )
+        message = "no local session: run `lanes checkin` (or set AGENTLANES_SESSION_TOKEN)"
+    raise CommandError(
+        message, EXIT_NO_SESSION, {"error": {"code": "NO_SESSION", "message": message}}
+    )
+
+
+def marked_files(cfg: Any, files: list[str] | None) -> tuple[list[str] | None, list[str]]:
+    """``--files`` as sent: a literal naming an existing directory gets its trailing ``/``."""
+    if files is None:
+        return None, []
+    from agentlanes.client.worktree import mark_directories
+
+    return mark_directories(files, cfg.root)
 
 
 def _meta(items: list[str] | None) -> dict[str, str] | None:
@@ -104,24 +131,47 @@ def _meta(items: list[str] | None) -> dict[str, str] | None:
 
 
 def checkin(args: argparse.Namespace) -> int:
-    from agentlanes.client.config import save_checkin
+    from agentlanes.client.config import list_sessions, read_session, save_checkin
 
     cfg = local_config()
+    files, marked = marked_files(cfg, args.files)
     with client_errors(), make_client(cfg) as client:
         result = client.checkin(
             agent_name=args.agent or cfg.agent_name,
             declared_area=args.area,
-            declared_files=args.files,
+            declared_files=files,
             meta=_meta(args.meta),
         )
-    kept = save_checkin(cfg, result)
+    with client_errors():
+        # The same agent checking in again replaces its own session (the server ends the
+        # old one as superseded); other agents' sessions here have files of their own.
+        before = read_session(cfg, env={}, agent=result.agent_name)
+        kept = save_checkin(cfg, result)
+    replaced = before.get("session_id") if before else None
+    others = [
+        s.get("agent_name") for s in list_sessions(cfg) if s.get("agent_name") != result.agent_name
+    ]
     data = result.raw()
     if args.json:
         # The token is in the answer: an agent outside a git repository has nowhere else
         # to keep it.
-        emit_json({**data, "saved_to": str(kept) if kept else None})
+        emit_json(
+            {
+                **data,
+                "saved_to": str(kept) if kept else None,
+                "directories_marked": marked,
+                "replaced_session_id": replaced if replaced != result.session_id else None,
+                "other_local_agents": others,
+            }
+        )
         return 0
     print(f"checked in as {result.agent_name} (session {result.session_id})")
+    for pattern in marked:
+        print(f"{pattern[:-1]} is a directory here: claimed as {pattern}")
+    if replaced and replaced != result.session_id:
+        print(f"your earlier session {replaced} here was superseded by this one")
+    if others:
+        print(f"other agents checked in from this working tree: {', '.join(others)}")
     if kept:
         print(f"session token kept in {kept}")
     else:
@@ -143,10 +193,11 @@ def checkin(args: argparse.Namespace) -> int:
 
 def keepalive(args: argparse.Namespace) -> int:
     cfg = local_config()
-    session = local_session(cfg)
+    session = local_session(cfg, args.agent)
     token = session["session_token"]
+    agent = session.get("agent_name")
     if args.background:
-        return _start_background(cfg, args)
+        return _start_background(cfg, args, agent)
     interval = args.interval or float(session.get("heartbeat_interval_seconds") or 0)
     with client_errors(), make_client(cfg, token) as client:
         if args.once:
@@ -164,7 +215,7 @@ def keepalive(args: argparse.Namespace) -> int:
                 return _hold_socket(client, args)
             return _heartbeat_loop(client, interval, args)
         finally:
-            _drop_pid_file(cfg)
+            _drop_pid_file(cfg, agent)
 
 
 def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> int:
@@ -202,25 +253,31 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
-def _pid_file(cfg: Any) -> Path | None:
-    session_file = cfg.session_file
-    return None if session_file is None else Path(session_file).parent / PID_FILE
+def _pid_file(cfg: Any, agent: str | None) -> Path | None:
+    """``sessions/<agent>.keepalive.pid`` beside the agent's session file."""
+    if agent is None:
+        return None
+    session_file = cfg.session_file(agent)
+    return None if session_file is None else Path(session_file).with_suffix(".keepalive.pid")
 
 
-def _start_background(cfg: Any, args: argparse.Namespace) -> int:
-    pid_file = _pid_file(cfg)
+def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> int:
+    pid_file = _pid_file(cfg, agent)
     if pid_file is None:
-        raise CommandError("--background needs a git repository (it keeps its pid in .git)")
+        raise CommandError(
+            "--background needs a git repository and a saved session (it keeps its pid in .git)"
+        )
     running = _running_keepalive(pid_file)
     if running:
         print(f"keepalive already running (pid {running})")
         return 0
-    command = [sys.executable, "-m", "agentlanes", "keepalive"]
+    command = [sys.executable, "-m", "agentlanes", "keepalive", "--agent", str(agent)]
     if args.socket:
         command.append("--socket")
     if args.interval:
         command += ["--interval", str(args.interval)]
-    log = (pid_file.parent / "keepalive.log").open("ab")
+    log_path = pid_file.with_suffix(".log")
+    log = log_path.open("ab")
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -231,7 +288,7 @@ def _start_background(cfg: Any, args: argparse.Namespace) -> int:
     )
     pid_file.write_text(str(proc.pid))
     if args.json:
-        emit_json({"pid": proc.pid, "log": str(pid_file.parent / "keepalive.log")})
+        emit_json({"pid": proc.pid, "log": str(log_path)})
     else:
         print(f"keepalive running in the background (pid {proc.pid}); `lanes checkout` stops it")
     return 0
@@ -252,8 +309,8 @@ def _running_keepalive(pid_file: Path) -> int | None:
     return pid if b"keepalive" in cmdline else None
 
 
-def _stop_keepalive(cfg: Any) -> int | None:
-    pid_file = _pid_file(cfg)
+def _stop_keepalive(cfg: Any, agent: str | None) -> int | None:
+    pid_file = _pid_file(cfg, agent)
     if pid_file is None or not pid_file.exists():
         return None
     pid = _running_keepalive(pid_file)
@@ -266,8 +323,8 @@ def _stop_keepalive(cfg: Any) -> int | None:
     return pid
 
 
-def _drop_pid_file(cfg: Any) -> None:
-    pid_file = _pid_file(cfg)
+def _drop_pid_file(cfg: Any, agent: str | None) -> None:
+    pid_file = _pid_file(cfg, agent)
     if pid_file is not None and _running_keepalive(pid_file) == os.getpid():
         pid_file.unlink(missing_ok=True)
 
@@ -276,15 +333,24 @@ def _drop_pid_file(cfg: Any) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
+    from agentlanes.client.config import list_sessions, read_session
+
     cfg = local_config()
-    session = local_session(cfg)
     changing = args.area is not None or args.files is not None or args.text is not None
+    with client_errors():
+        current = read_session(cfg)
+    if not changing and not args.agent and current is None:
+        local = list_sessions(cfg)
+        if len(local) > 1:
+            return _list_local(local, args)
+    session = local_session(cfg, args.agent)
+    files, marked = marked_files(cfg, args.files)
     with client_errors(), make_client(cfg, session["session_token"]) as client:
         if changing:
             result = client.status(
-                declared_area=args.area, declared_files=args.files, status_text=args.text
+                declared_area=args.area, declared_files=files, status_text=args.text
             )
-            data = result.raw()
+            data = {**result.raw(), "directories_marked": marked}
             if session.get("session_id") == result.session_id:
                 # The guard reads the declared files from here: keep them current.
                 from agentlanes.client.config import save_session
@@ -312,6 +378,8 @@ def status(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(data)
         return 0
+    for pattern in data.get("directories_marked") or []:
+        print(f"{pattern[:-1]} is a directory here: claimed as {pattern}")
     table(
         ("SESSION", "AGENT", "AREA", "FILES", "STATUS TEXT", "EXPIRES"),
         [
@@ -331,6 +399,31 @@ def status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list_local(sessions: list[dict[str, Any]], args: argparse.Namespace) -> int:
+    """Several agents keep sessions in this working tree: say who, and how to pick one."""
+    rows = [
+        {k: s.get(k) for k in ("agent_name", "session_id", "declared_area", "declared_files")}
+        for s in sessions
+    ]
+    if args.json:
+        emit_json({"local_sessions": rows})
+        return 0
+    print(f"{len(rows)} agents keep sessions in this working tree (pick one with --agent):")
+    table(
+        ("AGENT", "SESSION", "AREA", "FILES"),
+        [
+            [
+                r["agent_name"],
+                r["session_id"],
+                r["declared_area"],
+                " ".join(r["declared_files"] or []),
+            ]
+            for r in rows
+        ],
+    )
+    return 0
+
+
 # -- checkout ----------------------------------------------------------------------------------
 
 
@@ -339,8 +432,9 @@ def checkout(args: argparse.Namespace) -> int:
     from agentlanes.client.errors import ApiError
 
     cfg = local_config()
-    session = local_session(cfg)
-    stopped = _stop_keepalive(cfg)
+    session = local_session(cfg, args.agent)
+    agent = session.get("agent_name")
+    stopped = _stop_keepalive(cfg, agent)
     with client_errors(), make_client(cfg, session["session_token"]) as client:
         try:
             result = client.checkout(
@@ -349,10 +443,11 @@ def checkout(args: argparse.Namespace) -> int:
                 files_touched=args.files_touched,
             )
         except ApiError as exc:
-            if exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND"):
-                forget_session(cfg)  # nothing left to end: drop the stale token
+            if agent and exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND"):
+                forget_session(cfg, agent)  # nothing left to end: drop the stale token
             raise
-    forget_session(cfg)
+    if agent:
+        forget_session(cfg, agent)
     if args.json:
         emit_json({**result.raw(), "keepalive_stopped": stopped})
     else:

@@ -130,12 +130,23 @@ def check(args: argparse.Namespace) -> int:
 
     if not args.paths and not args.patterns and not args.area:
         raise CommandError("give PATH..., --patterns or --area", EXIT_USAGE)
+    from agentlanes.client.worktree import mark_directories
+
     cfg = local_config()
-    session = read_session(cfg)
-    paths = repo_relative(args.paths, cfg.root) if args.paths else None
+    with client_errors():
+        session = read_session(cfg)
+    paths = repo_relative(args.paths, cfg.root) if args.paths else []
+    # A directory is not a file: it is checked as the pattern claiming what is below it.
+    patterns, marked = mark_directories(args.patterns or [], cfg.root)
+    folders = [p for p in paths if cfg.root and os.path.isdir(os.path.join(cfg.root, p))]
+    paths = [p for p in paths if p not in folders]
+    patterns += [p.rstrip("/") + "/" for p in folders]
+    marked += [p.rstrip("/") + "/" for p in folders]
     with client_errors(), make_client(cfg, session["session_token"] if session else None) as c:
-        result = c.check_conflicts(paths=paths, patterns=args.patterns, declared_area=args.area)
-    data = result.raw()
+        result = c.check_conflicts(
+            paths=paths or None, patterns=patterns or None, declared_area=args.area
+        )
+    data = {**result.raw(), "directories_marked": marked}
     if args.json:
         emit_json(data)
     elif data["conflicts"]:

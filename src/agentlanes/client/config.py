@@ -5,8 +5,11 @@ Order of precedence, first found wins:
 - server URL: ``AGENTLANES_URL``, then ``url`` in ``.agentlanes.toml`` at the repository
   root, then ``http://127.0.0.1:8787``;
 - API key: ``AGENTLANES_API_KEY``, then ``api_key`` in ``.agentlanes.toml``;
-- session token: ``AGENTLANES_SESSION_TOKEN``, then ``<git dir>/agentlanes/session.json``
-  (written by ``lanes checkin``; inside ``.git`` so it is never a tracked file).
+- session token: ``AGENTLANES_SESSION_TOKEN``, then the agent's own session file
+  ``<git dir>/agentlanes/sessions/<agent>.json`` (written by ``lanes checkin``; inside
+  ``.git`` so it is never a tracked file). Several agents in one working tree keep one
+  file each; the agent is ``--agent``, ``AGENTLANES_AGENT_NAME`` or ``agent_name`` in
+  ``.agentlanes.toml``, else the only session there is.
 
 The git hook and the editor guard import this module on every commit or edit, so it
 imports as little as it can: paths are plain strings (``os.path``, not ``pathlib``) and
@@ -26,7 +29,11 @@ if TYPE_CHECKING:
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 CONFIG_FILE = ".agentlanes.toml"
-SESSION_FILE = "session.json"
+# Before sessions were kept per agent, one file held the checkout's only session.
+LEGACY_SESSION_FILE = "session.json"
+SESSIONS_DIR = "sessions"
+STATE_DIR = "agentlanes"
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 class ConfigError(Exception):
@@ -77,23 +84,68 @@ class LocalConfig:
         self.source: dict[str, str] = {}
 
     @property
-    def session_file(self) -> str | None:
-        """``<git dir>/agentlanes/session.json``, or None outside a git repository."""
+    def state_dir(self) -> str | None:
+        """``<git dir>/agentlanes``, or None outside a git repository."""
         if self.root is None:
             return None
-        return os.path.join(git_dir(self.root), "agentlanes", SESSION_FILE)
+        return os.path.join(git_dir(self.root), STATE_DIR)
+
+    def session_file(self, agent: str) -> str | None:
+        """``<git dir>/agentlanes/sessions/<agent>.json``, or None outside a repository."""
+        state = self.state_dir
+        if state is None:
+            return None
+        return os.path.join(state, SESSIONS_DIR, check_agent_name(agent) + ".json")
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    import tomllib  # only when there is a file to read
-
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+            raw = fh.read()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    simple = _flat_toml(raw)
+    if simple is not None:
+        return simple
+    import tomllib  # ~15 ms of imports: only for files the flat reader leaves to it
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+
+
+def _flat_toml(raw: bytes) -> dict[str, Any] | None:
+    """``key = value`` lines (basic strings without escapes, booleans, numbers, comments),
+    which is all ``.agentlanes.toml`` needs; None for anything else (tomllib decides)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    out: dict[str, Any] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, eq, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not _NAME_CHARS.issuperset(key) or "." in key or key in out:
+            return None
+        if value[:1] in ('"', "'"):
+            end = value.find(value[0], 1)
+            if end < 0 or "\\" in value[:end] or value[end + 1 :].strip()[:1] not in ("", "#"):
+                return None
+            out[key] = value[1:end]
+            continue
+        value = value.partition("#")[0].strip()
+        if value in ("true", "false"):
+            out[key] = value == "true"
+            continue
+        try:
+            out[key] = float(value) if "." in value else int(value.replace("_", ""))
+        except ValueError:
+            return None
+    return out
 
 
 def _typed(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:
@@ -138,25 +190,36 @@ def load_config(start: StrPath | None = None, env: dict[str, str] | None = None)
     if file_values.get("timeout") is not None:
         cfg.timeout = float(file_values["timeout"])
     cfg.url = cfg.url.rstrip("/")
+    _check_url(cfg.url, cfg.source.get("url", "the default URL"))
     return cfg
 
 
-# -- the local session ---------------------------------------------------------------------
+def _check_url(url: str, source: str) -> None:
+    """A server URL must say its scheme: ``localhost:8787`` is bad input, not unreachable."""
+    scheme, sep, rest = url.partition("://")
+    host = rest.partition("/")[0]
+    if not sep or scheme not in ("http", "https") or not host or any(c.isspace() for c in url):
+        where = "url in .agentlanes.toml" if source == CONFIG_FILE else source
+        raise ConfigError(
+            f"{where}: {url!r} is not a server URL (expected http://HOST:PORT or https://HOST)"
+        )
+    port = host.rpartition("]")[2].rpartition(":")
+    if port[1] and not port[2].isdigit():
+        where = "url in .agentlanes.toml" if source == CONFIG_FILE else source
+        raise ConfigError(f"{where}: {url!r} has a bad port {port[2]!r}")
 
 
-def read_session(cfg: LocalConfig, env: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """The local session: ``AGENTLANES_SESSION_TOKEN``, else the saved session file.
+def check_agent_name(name: str) -> str:
+    """An agent name as the server accepts it (1-64 of ``[A-Za-z0-9._-]``); it names a file."""
+    if not name or len(name) > 64 or not _NAME_CHARS.issuperset(name) or name in (".", ".."):
+        raise ConfigError(f"agent name {name!r}: use 1-64 of letters, digits, '.', '_' and '-'")
+    return name
 
-    Returns a dict with at least ``session_token`` (the file adds ``session_id``,
-    ``agent_name`` and the heartbeat settings), or None when there is none.
-    """
-    env = dict(os.environ) if env is None else env
-    token = env.get("AGENTLANES_SESSION_TOKEN", "").strip()
-    if token:
-        return {"session_token": token, "source": "AGENTLANES_SESSION_TOKEN"}
-    path = cfg.session_file
-    if path is None or not os.path.isfile(path):
-        return None
+
+# -- the local sessions, one per agent ------------------------------------------------------
+
+
+def _load(path: str) -> dict[str, Any] | None:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -168,8 +231,67 @@ def read_session(cfg: LocalConfig, env: dict[str, str] | None = None) -> dict[st
     return data
 
 
-def save_checkin(cfg: LocalConfig, result: Any) -> str | None:
-    """Keep what a check-in answered (the CLI and the MCP server share the session)."""
+def _migrate_legacy(cfg: LocalConfig) -> None:
+    """Move the old single ``session.json`` to ``sessions/<its agent>.json`` (once)."""
+    state = cfg.state_dir
+    if state is None:
+        return
+    legacy = os.path.join(state, LEGACY_SESSION_FILE)
+    if not os.path.isfile(legacy):
+        return
+    data = _load(legacy)
+    name = data.get("agent_name") if data else None
+    try:
+        target = cfg.session_file(name) if isinstance(name, str) else None
+    except ConfigError:
+        target = None
+    if target is None or os.path.exists(target):
+        return  # unreadable, nameless, or already moved: leave it for a person to look at
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.replace(legacy, target)
+
+
+def list_sessions(cfg: LocalConfig) -> list[dict[str, Any]]:
+    """Every session kept in this working tree, by agent name."""
+    state = cfg.state_dir
+    if state is None:
+        return []
+    _migrate_legacy(cfg)
+    directory = os.path.join(state, SESSIONS_DIR)
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    except OSError:
+        return []
+    found = [_load(os.path.join(directory, n)) for n in names]
+    return [s for s in found if s is not None]
+
+
+def read_session(
+    cfg: LocalConfig, env: dict[str, str] | None = None, agent: str | None = None
+) -> dict[str, Any] | None:
+    """The local session: ``AGENTLANES_SESSION_TOKEN``, else the agent's session file.
+
+    The agent is ``agent``, else the configured one (``AGENTLANES_AGENT_NAME`` or
+    ``agent_name``), else whoever holds the only session in this working tree; with
+    several and no name there is no telling whose it is, so None. Returns a dict with at
+    least ``session_token`` (a file adds ``session_id``, ``agent_name``, the declared
+    files and the heartbeat settings), or None.
+    """
+    env = dict(os.environ) if env is None else env
+    token = env.get("AGENTLANES_SESSION_TOKEN", "").strip()
+    if token:
+        return {"session_token": token, "source": "AGENTLANES_SESSION_TOKEN"}
+    agent = agent or cfg.agent_name
+    if agent:
+        _migrate_legacy(cfg)
+        path = cfg.session_file(agent)
+        return None if path is None else _load(path)
+    sessions = list_sessions(cfg)
+    return sessions[0] if len(sessions) == 1 else None
+
+
+def save_checkin(cfg: LocalConfig, result: Any, **extra: Any) -> str | None:
+    """Keep what a check-in answered (the CLI, the hooks and the MCP server share it)."""
     return save_session(
         cfg,
         {
@@ -181,26 +303,28 @@ def save_checkin(cfg: LocalConfig, result: Any) -> str | None:
             "heartbeat_interval_seconds": result.heartbeat_interval_seconds,
             "heartbeat_ttl_seconds": result.heartbeat_ttl_seconds,
             "url": cfg.url,
+            **extra,
         },
     )
 
 
 def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
-    """Keep a session under ``<git dir>/agentlanes/`` (mode 0600); None outside a repo."""
-    path = cfg.session_file
+    """Keep a session in its agent's file (mode 0600); None outside a repository."""
+    path = cfg.session_file(session["agent_name"])
     if path is None:
         return None
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
+    data = {k: v for k, v in session.items() if k != "source"}
+    tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(session, fh, indent=2)
+        json.dump(data, fh, indent=2)
     os.replace(tmp, path)
     return path
 
 
-def forget_session(cfg: LocalConfig) -> None:
-    """Remove the saved session (after checkout, or when the server says it has ended)."""
-    path = cfg.session_file
+def forget_session(cfg: LocalConfig, agent: str) -> None:
+    """Remove an agent's saved session (after checkout, or once the server says it ended)."""
+    path = cfg.session_file(agent)
     if path is not None and os.path.exists(path):
         os.unlink(path)

@@ -1,0 +1,233 @@
+"""``lanes init``: set a repository up for its agents, once.
+
+Writes (merging with what is there; a second run changes nothing and says so):
+
+- ``.agentlanes.toml``: the server URL (the key stays in the environment);
+- the git pre-commit hook (as ``lanes hook install``);
+- ``.claude/settings.json``: ``lanes guard`` as the Claude Code hook for ``SessionStart``,
+  ``PreToolUse`` (the tools that change files) and ``SessionEnd``; other hooks and settings
+  are kept, and an older agentlanes entry is updated in place;
+- ``.mcp.json``: the ``agentlanes`` MCP server (``lanes mcp`` over stdio, or with
+  ``--mcp http`` the server's own ``/mcp`` endpoint); an entry of your own is kept.
+
+``--dry-run`` prints what would change (a diff per file) and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from agentlanes.cli.errors import EXIT_USAGE, CommandError
+from agentlanes.cli.output import add_json, client_errors, emit_json
+
+GUARD_COMMAND = "lanes guard"
+# The tools whose calls change files (Bash: the guard reads the command's words).
+EDIT_TOOLS = "Edit|MultiEdit|Write|NotebookEdit|Bash"
+HOOK_EVENTS: dict[str, dict[str, Any]] = {
+    "SessionStart": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 15}]},
+    "PreToolUse": {
+        "matcher": EDIT_TOOLS,
+        "hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 10}],
+    },
+    "SessionEnd": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 15}]},
+}
+MCP_NAME = "agentlanes"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "init",
+        help="set this repository up: .agentlanes.toml, git hook, Claude Code hooks, .mcp.json",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
+    p.add_argument(
+        "--mcp",
+        choices=("stdio", "http"),
+        help="the MCP server in .mcp.json: `lanes mcp` (stdio, the default) or the "
+        "server's /mcp endpoint (http); given, it replaces an existing entry",
+    )
+    add_json(p)
+    p.set_defaults(func=init)
+
+
+class Change:
+    """One file's planned content and how it differs from what is there."""
+
+    def __init__(self, path: Path, before: str | None, after: str, what: str) -> None:
+        self.path = path
+        self.before = before
+        self.after = after
+        self.what = what
+
+    @property
+    def action(self) -> str:
+        if self.before is None:
+            return "created"
+        return "unchanged" if self.before == self.after else "updated"
+
+    def diff(self, root: Path) -> str:
+        name = os.path.relpath(self.path, root)
+        return "".join(
+            difflib.unified_diff(
+                (self.before or "").splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                fromfile="/dev/null" if self.before is None else f"a/{name}",
+                tofile=f"b/{name}",
+            )
+        )
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read ({exc.strerror})", EXIT_USAGE) from None
+
+
+def _json_file(path: Path) -> tuple[str | None, dict[str, Any]]:
+    text = _read(path)
+    if text is None or not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CommandError(f"{path}: not valid JSON ({exc}); fix it or move it away") from None
+    if not isinstance(data, dict):
+        raise CommandError(f"{path}: expected a JSON object at the top", EXIT_USAGE)
+    return text, data
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def plan_config(root: Path, url: str) -> Change:
+    path = root / ".agentlanes.toml"
+    before = _read(path)
+    line = f"url = {json.dumps(url)}\n"
+    if before is None:
+        after = (
+            "# agentlanes: where this repository's agents check in (see docs/agents.md).\n"
+            + line
+            + "# The project's key stays out of git: export AGENTLANES_API_KEY=alk_...\n"
+        )
+        return Change(path, None, after, "server URL")
+    import tomllib
+
+    try:
+        has_url = "url" in tomllib.loads(before)
+    except tomllib.TOMLDecodeError as exc:
+        raise CommandError(f"{path}: not valid TOML ({exc})", EXIT_USAGE) from None
+    after = before if has_url else before + ("" if before.endswith("\n") else "\n") + line
+    return Change(path, before, after, "server URL")
+
+
+def _is_ours(group: Any) -> bool:
+    """A hook group that runs the guard (however it was spelled: ``lanes guard``,
+    ``agentlanes guard``, ``python -m agentlanes.guard``)."""
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(
+        isinstance(h, dict)
+        and ("lanes guard" in str(h.get("command")) or "agentlanes.guard" in str(h.get("command")))
+        for h in hooks
+    )
+
+
+def plan_claude(root: Path) -> Change:
+    path = root / ".claude" / "settings.json"
+    before, data = _json_file(path)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise CommandError(f'{path}: "hooks" is not an object', EXIT_USAGE)
+    for event, wanted in HOOK_EVENTS.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise CommandError(f"{path}: hooks.{event} is not a list", EXIT_USAGE)
+        ours = [i for i, g in enumerate(groups) if _is_ours(g)]
+        if ours:
+            groups[ours[0]] = wanted  # an older entry of ours: brought up to date in place
+            for i in reversed(ours[1:]):
+                del groups[i]
+        else:
+            groups.append(wanted)
+    after = _dump(data)
+    if before is not None and json.loads(before or "{}") == json.loads(after):
+        after = before  # same settings: keep the file byte for byte
+    return Change(path, before, after, "Claude Code hooks: " + ", ".join(HOOK_EVENTS))
+
+
+def plan_mcp(root: Path, url: str, mode: str | None) -> Change:
+    path = root / ".mcp.json"
+    before, data = _json_file(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise CommandError(f'{path}: "mcpServers" is not an object', EXIT_USAGE)
+    if mode == "http":
+        wanted: dict[str, Any] = {
+            "type": "http",
+            "url": f"{url}/mcp",
+            "headers": {"X-API-Key": "${AGENTLANES_API_KEY}"},
+        }
+    else:
+        wanted = {"command": "lanes", "args": ["mcp"]}
+    if MCP_NAME not in servers or mode is not None:
+        servers[MCP_NAME] = wanted
+    after = _dump(data)
+    if before is not None and json.loads(before or "{}") == json.loads(after):
+        after = before
+    return Change(path, before, after, f"MCP server {MCP_NAME!r}")
+
+
+def init(args: argparse.Namespace) -> int:
+    from agentlanes.cli.hook import plan_install, write_hook
+    from agentlanes.client.config import find_repo_root, load_config
+
+    found = find_repo_root()
+    if found is None:
+        raise CommandError("lanes init needs a git repository (run it inside one)", EXIT_USAGE)
+    root = Path(found)
+    with client_errors():
+        cfg = load_config(root)
+    changes = [plan_config(root, cfg.url), plan_claude(root), plan_mcp(root, cfg.url, args.mcp)]
+    hook, script, current = plan_install()
+    hook_change = Change(hook, current, script, "git pre-commit hook")
+    report = []
+    for change in [*changes, hook_change]:
+        entry = {"path": str(change.path), "action": change.action, "what": change.what}
+        if args.dry_run and change.action != "unchanged" and change is not hook_change:
+            entry["diff"] = change.diff(root)
+        report.append(entry)
+    if not args.dry_run:
+        for change in changes:
+            if change.action != "unchanged":
+                change.path.parent.mkdir(parents=True, exist_ok=True)
+                change.path.write_text(change.after, encoding="utf-8")
+        if hook_change.action != "unchanged":
+            write_hook(hook, script)
+    nothing = all(c["action"] == "unchanged" for c in report)
+    if args.json:
+        emit_json({"dry_run": args.dry_run, "changed": not nothing, "files": report})
+        return 0
+    if nothing:
+        print("nothing to change: this repository is already set up for agentlanes")
+        return 0
+    verb = {"created": "would create", "updated": "would update"} if args.dry_run else {}
+    for entry in report:
+        if entry["action"] == "unchanged":
+            continue
+        name = os.path.relpath(entry["path"], root)
+        print(f"{verb.get(entry['action'], entry['action'])} {name} ({entry['what']})")
+        if entry.get("diff"):
+            print(entry["diff"].rstrip("\n"))
+    if args.dry_run:
+        print("dry run: nothing written")
+    elif not cfg.api_key:
+        print("next: export AGENTLANES_API_KEY=alk_... (the project's key) for every agent")
+    return 0
