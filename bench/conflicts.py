@@ -40,17 +40,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from agentlanes.domain.conflicts import KEEP_PER_PATTERN, ConflictDetector, Scope
-from agentlanes.domain.patterns import (
+from agentlanes.domain.globs import (
     PatternError,
     PatternLimits,
     clear_caches,
-    clear_verdict_caches,
     compile_pattern,
     normalise_pattern,
     overlap,
     overlap_example,
 )
-from agentlanes.gc_tuning import tune_for_serving
+from agentlanes.domain.globs.overlap import clear_verdict_caches
+from agentlanes.server.gc_tuning import tune_for_serving
 
 SEED = 20240603
 CHECKINS = 200
@@ -279,7 +279,7 @@ def forgetting(detector: ConflictDetector):
 
     def forget() -> None:
         clear_verdict_caches()
-        detector.forget_kept_answers()
+        detector._kept.clear()  # kept answers, as in a process that just started
 
     return forget
 

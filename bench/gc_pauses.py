@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conflicts import GC, WORKLOADS, churn, make_repo, make_scopes
 
 from agentlanes.domain.conflicts import ConflictDetector
-from agentlanes.gc_tuning import THRESHOLDS
+from agentlanes.server.gc_tuning import THRESHOLDS
 
 SETUPS = {
     "Python's default (700, 10, 10)": {"thresholds": (700, 10, 10), "freeze": False},

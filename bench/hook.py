@@ -9,7 +9,7 @@ then times, alternating in the same run:
 
 - `git commit --no-verify` (the baseline: git alone),
 - `git commit` with the hook,
-- the check alone (`python -S -m agentlanes.githook`, as the installed hook runs it);
+- the check alone (`python -S -m agentlanes.hooks.githook`, as the installed hook runs it);
 - the Claude Code guard: one ``PreToolUse`` call of ``lanes guard`` (the command
   ``lanes init`` writes into ``.claude/settings.json``) for an ``Edit`` of a file the
   agent already claims, and for a ``Bash`` ``sed -i`` on it, with the session checked in
@@ -157,7 +157,7 @@ def main() -> int:
         trip: list[float] = []
         floor: list[float] = []
         from agentlanes.client.config import load_config, read_session
-        from agentlanes.client.lean import call_many
+        from agentlanes.hooks.http import call_many
 
         cfg = load_config(repo, env)
         token = read_session(cfg, env)["session_token"]  # type: ignore[index]
@@ -218,7 +218,7 @@ def main() -> int:
                 subprocess.run(undo, cwd=repo, env=env, check=True)
                 if i:  # the first round warms caches
                     (bare if name == "bare" else hooked).append(elapsed)
-            elapsed = run([PY, "-S", "-m", "agentlanes.githook"], repo, check_env)
+            elapsed = run([PY, "-S", "-m", "agentlanes.hooks.githook"], repo, check_env)
             if i:
                 check.append(elapsed)
             elapsed = run([PY, "-S", "-c", "pass"], repo, check_env)
@@ -259,7 +259,7 @@ def main() -> int:
     print("| --- | ---: | ---: | ---: |")
     print(row("`git commit --no-verify` (baseline)", bare))
     print(row("`git commit` with the agentlanes hook", hooked))
-    print(row("the check alone (`python -S -m agentlanes.githook`)", check))
+    print(row("the check alone (`python -S -m agentlanes.hooks.githook`)", check))
     print(row("`python -S -c pass` (interpreter start: the floor)", floor))
     print(row("`lanes guard`: PreToolUse Edit of a claimed file", guard_edit))
     print(row("`lanes guard`: PreToolUse Bash `sed -i` on it", guard_sed))

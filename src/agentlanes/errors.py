@@ -58,7 +58,11 @@ class SessionEnded(AgentlanesError):
         )
 
 
-class Conflict(AgentlanesError):
+class StateConflict(AgentlanesError):
+    """409 CONFLICT: the request collides with the current state (a check-in refused in
+    block mode, a vote cast twice, a slug taken). Not an overlap record: that is
+    ``agentlanes.domain.Conflict``."""
+
     status_code = 409
     code = "CONFLICT"
 
@@ -71,13 +75,3 @@ class LeaseConflict(AgentlanesError):
 class TaskAlreadyClaimed(AgentlanesError):
     status_code = 409
     code = "TASK_ALREADY_CLAIMED"
-
-
-class PayloadTooLarge(AgentlanesError):
-    status_code = 413
-    code = "PAYLOAD_TOO_LARGE"
-
-
-class RateLimited(AgentlanesError):
-    status_code = 429
-    code = "RATE_LIMITED"

@@ -1,37 +1,33 @@
-"""Scheduled jobs (APScheduler): expiry of overdue sessions, pruning of old events, and
-the hub's catch-up.
+"""Scheduled jobs (APScheduler), in one table: expiry of overdue sessions, leases and
+consensus requests, pruning of old events, the hub's catch-up, and a full garbage
+collection on a clock.
 
-Every process runs its own scheduler. The jobs are idempotent: expiry re-checks each
-session under the project lock, so a session times out once however many run it; pruning
+Every process runs its own scheduler. The jobs are idempotent: each expiry re-checks its
+rows under the project lock, so a row ends once however many processes run it; pruning
 deletes by offset and age, which any process may do; catch-up only reads.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy import delete, select
 from sqlmodel import col
 
-from agentlanes import coordination_jobs
 from agentlanes.clock import utcnow
+from agentlanes.server import gc_tuning
+from agentlanes.services import lifecycle
 from agentlanes.services.context import ServiceContext
-from agentlanes.services.lifecycle import expire_overdue
+from agentlanes.services.coordination import consensus, leases
+from agentlanes.settings import Settings
 from agentlanes.store.availability import report_job_failure
 from agentlanes.store.models import Event, Project
 
 log = logging.getLogger("agentlanes.jobs")
-
-
-async def run_expiry(ctx: ServiceContext) -> None:
-    try:
-        ended = await expire_overdue(ctx)
-        if ended:
-            log.info("timed out %d session(s)", ended)
-    except Exception as exc:
-        report_job_failure(log, "expiry job", exc)
 
 
 async def prune_events(ctx: ServiceContext) -> int:
@@ -65,38 +61,82 @@ async def catch_up(ctx: ServiceContext) -> int:
     return ctx.hub.catch_up((int(pid), int(last)) for pid, last in rows)
 
 
-async def run_catch_up(ctx: ServiceContext) -> None:
-    try:
-        poked = await catch_up(ctx)
-        if poked:
-            log.info("caught up %d project(s) whose notifications were lost", poked)
-    except Exception as exc:
-        report_job_failure(log, "hub catch-up", exc)
+async def collect_garbage(ctx: ServiceContext) -> int:
+    """A full garbage collection (server/gc_tuning.py says why it runs on a clock)."""
+    return gc_tuning.collect()
 
 
-async def run_prune(ctx: ServiceContext) -> None:
+@dataclass(frozen=True)
+class Job:
+    """One scheduled job: what it is called in the log, what it runs, how often, and the
+    log line for a run that did something (``%d``: how many; ``None``: no line)."""
+
+    name: str
+    run: Callable[[ServiceContext], Awaitable[int]]
+    every: Callable[[Settings], float]
+    done: str | None
+
+
+JOBS: tuple[Job, ...] = (
+    Job(
+        "session expiry",
+        lifecycle.expire_overdue,
+        lambda s: s.expiry_check_seconds,
+        "timed out %d session(s)",
+    ),
+    Job(
+        "lease expiry",
+        leases.expire_overdue,
+        lambda s: s.expiry_check_seconds,
+        "expired %d lease(s)",
+    ),
+    Job(
+        "consensus expiry",
+        consensus.expire_overdue,
+        lambda s: s.expiry_check_seconds,
+        "expired %d consensus request(s)",
+    ),
+    Job("event prune", prune_events, lambda s: s.event_prune_seconds, "pruned %d event(s)"),
+    Job(
+        "hub catch-up",
+        catch_up,
+        lambda s: s.hub_catch_up_seconds,
+        "caught up %d project(s) whose notifications were lost",
+    ),
+    Job(
+        "garbage collection",
+        collect_garbage,
+        lambda s: s.gc_collect_seconds,
+        None,  # every minute: its pauses are in /metrics, not in the log
+    ),
+)
+
+
+async def run_job(job: Job, ctx: ServiceContext) -> None:
+    """Run one job; a failure is logged (an outage in one line, a bug with its traceback),
+    never raised into the scheduler."""
     try:
-        removed = await prune_events(ctx)
-        if removed:
-            log.info("pruned %d event(s)", removed)
+        count = await job.run(ctx)
+        if count and job.done:
+            log.info(job.done, count)
     except Exception as exc:
-        report_job_failure(log, "event prune job", exc)
+        report_job_failure(log, f"{job.name} job", exc)
 
 
 def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
-    """Start the jobs on the running event loop (call inside the app's lifespan)."""
+    """Start every job of ``JOBS`` on the running event loop (call inside the app's
+    lifespan)."""
     scheduler = AsyncIOScheduler(timezone="UTC")
-    common = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 30}
-    scheduler.add_job(
-        run_expiry, "interval", args=[ctx], seconds=ctx.settings.expiry_check_seconds, **common
-    )
-    scheduler.add_job(
-        run_prune, "interval", args=[ctx], seconds=ctx.settings.event_prune_seconds, **common
-    )
-    scheduler.add_job(
-        run_catch_up, "interval", args=[ctx], seconds=ctx.settings.hub_catch_up_seconds, **common
-    )
-    coordination_jobs.schedule_lease_expiry(scheduler, ctx)
-    coordination_jobs.schedule_consensus_expiry(scheduler, ctx)
+    for job in JOBS:
+        scheduler.add_job(
+            run_job,
+            "interval",
+            args=[job, ctx],
+            seconds=job.every(ctx.settings),
+            id=job.name,
+            coalesce=True,
+            max_instances=1,
+            misfire_grace_time=30,
+        )
     scheduler.start()
     return scheduler

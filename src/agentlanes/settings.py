@@ -2,11 +2,18 @@
 
 Every default lives once, in ``agentlanes/config/agentlanes.toml``; the model below
 declares types and checks only, so no default can drift into the code.
+
+Beside the settings, :data:`LIMITS`: the fixed sizes of what a request may carry (text
+lengths, page sizes, list lengths) and of what the server keeps. They are not settings:
+the OpenAPI document states them as constraints, and that document is the same for every
+server (SPEC, and ``tests/e2e/test_openapi_contract.py``). Every check and every schema
+reads them from here.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -19,6 +26,53 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Fixed limits: one source for the checks, the OpenAPI document and the docs."""
+
+    # What a session carries (check-in, status).
+    area_chars: int = 256
+    meta_bytes: int = 16_384
+    status_text_chars: int = 2_000
+    # Tasks, checkpoints, consensus, messages, agent configs, leases.
+    task_title_chars: int = 200
+    task_description_chars: int = 20_000
+    task_note_chars: int = 10_000
+    task_dependencies: int = 100
+    checkpoint_name_chars: int = 200
+    checkpoint_description_chars: int = 10_000
+    checkpoint_tasks: int = 500
+    consensus_action_chars: int = 200
+    consensus_subject_chars: int = 500
+    consensus_reason_chars: int = 10_000
+    consensus_comment_chars: int = 2_000
+    message_type_chars: int = 64
+    message_thread_chars: int = 128
+    agent_config_bytes: int = 16_384
+    lease_resource_chars: int = 256
+    project_name_chars: int = 200
+    heartbeat_interval_max_seconds: int = 86_400
+    heartbeat_ttl_max_seconds: int = 7 * 86_400
+    # Pages and lists.
+    page_size: int = 500
+    page_size_default: int = 100
+    page_offset: int = 10_000_000
+    event_log_limit: int = 1000
+    message_board_limit: int = 500
+    conflict_pairs_limit: int = 10_000
+    task_board_open: int = 500
+    # SPEC (Events): an event stays at most this big whatever the swarm.
+    event_bytes: int = 64 * 1024
+    # The longest grace a rotated key may keep (also bounds key_rotation_grace_seconds).
+    key_rotation_grace_max_seconds: int = 30 * 86_400
+    # What the server keeps in memory before it starts afresh.
+    token_ids_kept: int = 100_000
+    conflict_pairs_projects_kept: int = 256
+
+
+LIMITS = Limits()
 
 DEFAULTS_FILE = Path(str(resources.files("agentlanes") / "config" / "agentlanes.toml"))
 
@@ -37,7 +91,7 @@ class Settings(BaseSettings):
     conflict_mode: Literal["warn", "block"]
     heartbeat_interval_seconds: int = Field(ge=1)
     heartbeat_ttl_seconds: int = Field(ge=1)
-    key_rotation_grace_seconds: int = Field(ge=0, le=30 * 86_400)
+    key_rotation_grace_seconds: int = Field(ge=0, le=LIMITS.key_rotation_grace_max_seconds)
 
     expiry_check_seconds: float = Field(gt=0)
     attach_refresh_seconds: float = Field(gt=0)
@@ -61,6 +115,7 @@ class Settings(BaseSettings):
     realtime_token_ttl_seconds: int = Field(ge=1)
     subscriber_queue_size: int = Field(ge=1)
     hub_catch_up_seconds: float = Field(gt=0)
+    gc_collect_seconds: float = Field(gt=0)
 
     lease_default_seconds: int = Field(ge=1)
     lease_max_seconds: int = Field(ge=1)

@@ -49,6 +49,9 @@ def test_list_filters_by_role_and_unknown_agent_is_404(api: Api) -> None:
         api.client.put(f"/api/v1/agents/{name}", json={"role": role}, headers=api.headers())
     builders = api.get("/agents?role=builder").json()["agents"]
     assert [a["name"] for a in builders] == ["bob", "carol"]
+    page = api.get("/agents?limit=1&offset=1").json()
+    assert [a["name"] for a in page["agents"]] == ["bob"]
+    assert (page["total"], page["limit"], page["offset"]) == (3, 1, 1)
     assert api.get("/agents/nobody").status_code == 404
 
 

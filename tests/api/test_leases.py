@@ -60,8 +60,13 @@ def test_renew_release_and_list(api: Api) -> None:
     assert api.get("/leases").json()["leases"] == []
     ended = api.get("/leases?include_ended=true").json()["leases"]
     assert [(x["lease_id"], x["status"]) for x in ended] == [(lid, "released")]
+    for resource in ("a", "b", "c"):
+        _acquire(api, bob["session_token"], resource)
+    page = api.get("/leases?limit=2&offset=1").json()
+    assert [x["resource"] for x in page["leases"]] == ["b", "a"]  # newest first
+    assert (page["total"], page["limit"], page["offset"]) == (3, 2, 1)
     types = [e["type"] for e in api.events() if e["type"].startswith("lease.")]
-    assert types == ["lease.acquired", "lease.renewed", "lease.released"]
+    assert types == ["lease.acquired", "lease.renewed", "lease.released"] + 3 * ["lease.acquired"]
     assert api.post("/leases/lease_nope/renew", token=alice["session_token"]).status_code == 404
 
 

@@ -19,7 +19,7 @@ from agentlanes.hub.memory import MemoryHub
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import expire_project_sessions
-from agentlanes.services.liveness_redis import RedisLiveness
+from agentlanes.services.liveness import RedisLiveness
 from agentlanes.services.projects import ProjectInput, create_project
 from agentlanes.store.database import Database
 from agentlanes.store.models import AgentSession, Event, Project

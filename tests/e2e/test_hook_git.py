@@ -136,6 +136,28 @@ def test_block_mode_refuses_and_says_how_past(agent_server: ServerProcess, tmp_p
     assert skipped.returncode == 0 and head(bob, env_b) != before
 
 
+def test_a_hook_written_by_an_earlier_version_still_runs(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """Hooks installed before the agent-side programs moved to ``agentlanes.hooks`` run
+    ``python -S -m agentlanes.githook``; that module is kept as a shim and still refuses."""
+    _, _, bob, env_b = setup_project(agent_server, tmp_path, "block")
+    hook = bob / ".git" / "hooks" / "pre-commit"
+    installed = hook.read_text()
+    assert "-m agentlanes.hooks.githook" in installed  # what a new install writes
+    hook.write_text(installed.replace("-m agentlanes.hooks.githook", "-m agentlanes.githook"))
+    write_files(bob, "src/api/new.py")
+    git(bob, env_b, "add", ".")
+    before = head(bob, env_b)
+    refused = git(bob, env_b, "commit", "-q", "-m", "blocked", check=False)
+    assert refused.returncode != 0 and head(bob, env_b) == before
+    assert (
+        "agentlanes: src/api/new.py is claimed by alice for certain (their pattern src/api/**)"
+        in refused.stderr
+    )
+    no_traceback(refused)
+
+
 def test_unreachable_server_warns_and_allows_unless_fail_closed(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "home", f"http://127.0.0.1:{free_port()}", "alk_x")
     repo = make_repo(tmp_path / "repo", env)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlanes.client.base import Resume, backoff
+from agentlanes.client import Client
+from agentlanes.client.base import Reconnects, Resume, backoff
 from agentlanes.client.config import (
     ConfigError,
     find_repo_root,
@@ -19,7 +20,7 @@ from agentlanes.client.config import (
     read_session,
     save_session,
 )
-from agentlanes.client.errors import ApiError
+from agentlanes.client.errors import ApiError, StreamClosed, Unreachable
 
 
 def repo(tmp_path: Path) -> Path:
@@ -151,6 +152,27 @@ def test_resume_skips_what_was_seen_and_follows_snapshots() -> None:
     assert resume.accept(json.dumps({"type": "pong"})) is not None
     assert resume.offset == 6
     assert [backoff(n) for n in (0, 1, 10)] == [0.2, 0.4, 5.0]
+
+
+def test_reconnects_give_up_only_when_they_should() -> None:
+    client = Client("http://127.0.0.1:1", "alk_x")
+    first = Reconnects(client, None, max_failures=None)
+    with pytest.raises(Unreachable):  # never reached at all: at once
+        first.failed(OSError("refused"))
+    stream = Reconnects(client, 7, max_failures=2)
+    assert stream.url().endswith("since=7")
+    stream.opened()
+    stream.closed(1006, "")  # an abnormal close: reconnect
+    stream.closed(None, "")
+    stream.failed(OSError("refused"))  # one failure after a connect: keep trying
+    assert stream.delay() == 0.4
+    with pytest.raises(Unreachable):
+        stream.failed(OSError("refused"))
+    stream.opened()
+    assert stream.delay() == 0.2
+    with pytest.raises(StreamClosed) as closed:
+        stream.closed(4401, "token expired")  # reconnecting cannot help
+    assert closed.value.code == 4401
 
 
 @pytest.mark.parametrize(

@@ -133,8 +133,8 @@ def test_literal_prefix_index_does_not_hide_wildcard_scopes() -> None:
 def test_a_broad_patterns_answer_is_kept_and_follows_sessions() -> None:
     detector = ConflictDetector([scope("s1", "docs")], keep_from=1)
     walks = []
-    walk = detector._overlaps_of
-    detector._overlaps_of = lambda cp: walks.append(cp) or walk(cp)  # type: ignore[method-assign]
+    walk = detector._trie.overlaps_of
+    detector._trie.overlaps_of = lambda cp: walks.append(cp) or walk(cp)  # type: ignore[method-assign]
 
     def answer() -> list[tuple[str, bool, tuple[FileOverlap, ...]]]:
         return [

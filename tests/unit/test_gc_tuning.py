@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentlanes.gc_tuning import THRESHOLDS
+from agentlanes.server.gc_tuning import THRESHOLDS
 
 # Runs `agentlanes serve` with uvicorn.run replaced, then reports the collector's state.
 PROBE = """

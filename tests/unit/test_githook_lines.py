@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentlanes.githook import overlap_lines
+from agentlanes.hooks.githook import overlap_lines
 
 
 def test_lines_say_for_certain_or_only_if_a_directory() -> None:

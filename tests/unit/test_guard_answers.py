@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlanes.guard import _certain, _scope, agent_for, overlap_lines, run, tool_targets
+from agentlanes.hooks.agent_name import agent_for
+from agentlanes.hooks.guard import _certain, _scope, overlap_lines, run, tool_targets
 
 
 def test_agent_is_named_after_claude_codes_session_or_the_environment() -> None:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agentlanes.log_redaction import RedactSecrets, logging_config, redact
+from agentlanes.server.log_redaction import RedactSecrets, logging_config, redact
 
 KEY = "alk_" + secrets.token_hex(32)
 RT = "rt_" + secrets.token_hex(32)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentlanes.domain import patterns as patterns_module
 from agentlanes.domain.conflicts import ConflictDetector, Scope
-from agentlanes.domain.patterns import (
+from agentlanes.domain.globs import (
     PatternError,
     PatternLimits,
     claims,
@@ -18,6 +17,8 @@ from agentlanes.domain.patterns import (
     overlap,
     overlap_example,
 )
+from agentlanes.domain.globs import compiler as compiler_module
+from agentlanes.domain.globs import search as search_module
 
 # (a, b, verdict): "certain" (some path both claim without reading a slash-less
 # literal as a directory), None (no overlap at all), or the prefix that must be
@@ -179,13 +180,13 @@ def test_patterns_alike_after_their_literal_lead_share_one_search(
     second check-in runs no search of its own."""
     clear_caches()
     searches: list[object] = []
-    search = patterns_module._search
+    search = compiler_module._search
 
     def counted(*args: object) -> object:
         searches.append(args)
         return search(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(patterns_module, "_search", counted)
+    monkeypatch.setattr(compiler_module, "_search", counted)
     detector = ConflictDetector([Scope("s1", "A", None, ("**/test_*.py",))])
     first = detector.find(patterns=["src/api/*.py"])
     assert len(searches) == 1
@@ -199,7 +200,7 @@ def test_patterns_alike_after_their_literal_lead_share_one_search(
 def test_rest_verdicts_stay_within_their_bound() -> None:
     """The memo of rest verdicts empties itself when full, as the caches of
     compiled patterns and pair verdicts drop their oldest entries."""
-    memo = patterns_module._Memo(3)
+    memo = search_module._Memo(3)
     table = memo.table("*.py")
     for key in range(3):
         memo.store(table, key, ("x.py",))

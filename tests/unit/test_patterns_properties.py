@@ -19,18 +19,12 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from wcmatch import glob
 
-from agentlanes.domain import segments as sg
 from agentlanes.domain.conflicts import ConflictDetector, Scope
-from agentlanes.domain.patterns import (
-    GLOBSTAR,
-    Automaton,
+from agentlanes.domain.globs import (
     Overlap,
     PatternError,
-    _after_literal,
-    _search,
     claims,
     claims_for_certain,
-    claims_strictly,
     compile_pattern,
     compile_strict,
     normalise_path,
@@ -38,6 +32,11 @@ from agentlanes.domain.patterns import (
     overlap,
     overlap_example,
 )
+from agentlanes.domain.globs import segments as sg
+from agentlanes.domain.globs.automaton import GLOBSTAR, Automaton
+from agentlanes.domain.globs.compiler import _after_literal
+from agentlanes.domain.globs.overlap import claims_strictly
+from agentlanes.domain.globs.search import _search
 
 FLAGS = glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX
 _UNESCAPED_WILDCARD = re.compile(r"(?<!\\)[*?\[]")

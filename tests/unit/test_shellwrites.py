@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentlanes.shellwrites import written_paths
+from agentlanes.hooks.shellwrites import written_paths
 
 CASES = [
     ("sed -i s/x/y/ src/api/app.py", ["src/api/app.py"]),

@@ -5,20 +5,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Response, get, put
-from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromQuery, JSONBody, PathParameter
 
 from agentlanes.api.answers import AgentList, AgentSaved, AgentView, answer
 from agentlanes.api.coordination_schemas import AgentBody
-from agentlanes.api.deps import api_key_guard
-from agentlanes.api.query import PageLimit, PageOffset, int_param
-from agentlanes.services import agents
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.api.deps import Ctx, Proj, api_key_guard
+from agentlanes.api.query import PageLimit, PageOffset, page_param
+from agentlanes.services.coordination import agents
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
 AgentName = Annotated[
     str,
     PathParameter(
@@ -72,8 +67,7 @@ class AgentController(Controller):
             ctx,
             project,
             role=role,
-            limit=int_param("limit", limit),
-            offset=int_param("offset", offset),
+            page=page_param(limit, offset),
         )
 
     @get(

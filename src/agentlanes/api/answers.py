@@ -159,6 +159,7 @@ class LeaseView(BaseModel):
 
 class LeaseList(BaseModel):
     leases: list[LeaseView]
+    total: int
     limit: int
     offset: int
 
@@ -245,6 +246,7 @@ class AgentSaved(AgentView):
 class AgentList(BaseModel):
     agents: list[AgentView]
     allowed_config_keys: list[str]
+    total: int
     limit: int
     offset: int
 

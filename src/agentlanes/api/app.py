@@ -37,7 +37,8 @@ from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
 from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
-from agentlanes.mcp_http import McpMount
+from agentlanes.mcp.http import McpMount
+from agentlanes.services import coordination
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import Settings, get_settings
 from agentlanes.store import migrate
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         hub = create_hub(settings)
         await hub.start()
         ctx = ServiceContext(settings=settings, db=db, hub=hub)
+        coordination.register(ctx)
         await ctx.liveness.start(db)
         app.state.ctx = ctx
         scheduler = start_scheduler(ctx) if run_jobs else None

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
-from litestar.di import NamedDependency
+from litestar import Controller, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.answers import CheckpointList, CheckpointResolved, CheckpointView, answer
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
-from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, contract
-from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
-from agentlanes.services import checkpoints
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.api.query import PageLimit, PageOffset, enum_query, page_param
+from agentlanes.services.coordination import checkpoints
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
-Req = Request[Any, Any, Any]
 CheckpointStatus = enum_query(checkpoints.STATUSES, "Only checkpoints in this status")
 
 
@@ -67,8 +61,7 @@ class CheckpointController(Controller):
             project,
             status=status,
             task_id=task_id,
-            limit=int_param("limit", limit),
-            offset=int_param("offset", offset),
+            page=page_param(limit, offset),
         )
 
     @get(

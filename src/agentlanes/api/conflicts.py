@@ -5,18 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, get
-from litestar.di import NamedDependency
 
-from agentlanes.api.deps import api_key_guard
+from agentlanes.api.deps import Ctx, Proj, api_key_guard
 from agentlanes.api.query import int_param, int_query
 from agentlanes.services import conflict_pairs
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.settings import LIMITS
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
 # Parsed by int_param (our 400 naming it); documented as the integer range the service takes.
-Limit = int_query(1, conflict_pairs.MAX_LIMIT, "How many pairs at most")
+Limit = int_query(1, LIMITS.conflict_pairs_limit, "How many pairs at most")
 
 
 class ConflictListController(Controller):

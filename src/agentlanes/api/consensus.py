@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
-from litestar.di import NamedDependency
+from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody
 
 from agentlanes.api.answers import ConsensusList, ConsensusView, answer
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
-from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
-from agentlanes.api.query import PageLimit, PageOffset, enum_query, int_param
-from agentlanes.services import consensus
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.api.query import PageLimit, PageOffset, enum_query, page_param
+from agentlanes.services.coordination import consensus
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
-Req = Request[Any, Any, Any]
 ConsensusStatus = enum_query(consensus.STATUSES, "Only requests in this status")
 
 
@@ -68,8 +62,7 @@ class ConsensusController(Controller):
             ctx,
             project,
             status=status,
-            limit=int_param("limit", limit),
-            offset=int_param("offset", offset),
+            page=page_param(limit, offset),
         )
 
     @get(

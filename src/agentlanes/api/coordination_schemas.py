@@ -9,9 +9,10 @@ from typing import Any, Literal
 from pydantic import Field, StrictInt, StrictStr
 
 from agentlanes.api import fields
-from agentlanes.api.openapi import Limit
+from agentlanes.api.fields import Limit
 from agentlanes.api.schemas import Body, EmptyBody, TokenBody
-from agentlanes.services import agents, checkpoints, consensus, messages, tasks
+from agentlanes.services.coordination import messages, tasks
+from agentlanes.settings import LIMITS
 
 __all__ = [
     "AgentBody",
@@ -31,14 +32,14 @@ __all__ = [
 
 
 class TaskBody(TokenBody):
-    title: StrictStr = fields.text(tasks.MAX_TITLE_CHARS, required=True, single_line=True)
-    description: StrictStr | None = fields.text(tasks.MAX_DESCRIPTION_CHARS)
+    title: StrictStr = fields.text(LIMITS.task_title_chars, required=True, single_line=True)
+    description: StrictStr | None = fields.text(LIMITS.task_description_chars)
     priority: StrictInt | None = fields.integer(
         tasks.PRIORITY_MIN, tasks.PRIORITY_MAX, description="0 = most urgent; default 2"
     )
     paths: list[StrictStr] | None = fields.patterns("File patterns the task will touch")
     depends_on: list[StrictStr] | None = fields.ids(
-        tasks.MAX_DEPENDENCIES, description="Ids of tasks (of this project) it waits for"
+        LIMITS.task_dependencies, description="Ids of tasks (of this project) it waits for"
     )
     parent_id: StrictStr | None = Field(None, description="Id of a task of this project")
 
@@ -49,24 +50,24 @@ class TaskStatusBody(TokenBody):
         required=True,
         description="The new status; allowed moves depend on the current one (409 otherwise)",
     )
-    note: StrictStr | None = fields.text(tasks.MAX_NOTE_CHARS)
+    note: StrictStr | None = fields.text(LIMITS.task_note_chars)
 
 
 class NoteBody(TokenBody):
-    body: StrictStr = fields.text(tasks.MAX_NOTE_CHARS, required=True)
+    body: StrictStr = fields.text(LIMITS.task_note_chars, required=True)
 
 
 class CheckpointBody(TokenBody):
-    name: StrictStr = fields.text(checkpoints.MAX_NAME_CHARS, required=True)
+    name: StrictStr = fields.text(LIMITS.checkpoint_name_chars, required=True)
     task_ids: list[StrictStr] = fields.ids(
-        checkpoints.MAX_TASKS, required=True, description="Ids of tasks of this project"
+        LIMITS.checkpoint_tasks, required=True, description="Ids of tasks of this project"
     )
-    description: StrictStr | None = fields.text(checkpoints.MAX_DESCRIPTION_CHARS)
+    description: StrictStr | None = fields.text(LIMITS.checkpoint_description_chars)
 
 
 class ResolveBody(TokenBody):
     status: Literal["passed", "failed"] = fields.one_of("passed", "failed", required=True)
-    note: StrictStr | None = fields.text(checkpoints.MAX_DESCRIPTION_CHARS)
+    note: StrictStr | None = fields.text(LIMITS.checkpoint_description_chars)
 
 
 class MessageBody(TokenBody):
@@ -93,8 +94,8 @@ class MessageBody(TokenBody):
             "pattern": "\\S",
         },
     )
-    type: StrictStr | None = fields.text(messages.MAX_TYPE_CHARS, single_line=True)
-    thread_id: StrictStr | None = fields.text(messages.MAX_THREAD_CHARS, single_line=True)
+    type: StrictStr | None = fields.text(LIMITS.message_type_chars, single_line=True)
+    thread_id: StrictStr | None = fields.text(LIMITS.message_thread_chars, single_line=True)
 
 
 class LeaseBody(TokenBody):
@@ -119,9 +120,9 @@ class ValidateBody(Body):
 
 
 class ConsensusBody(TokenBody):
-    action: StrictStr = fields.text(consensus.MAX_ACTION_CHARS, required=True, single_line=True)
-    subject: StrictStr | None = fields.text(consensus.MAX_SUBJECT_CHARS)
-    reason: StrictStr = fields.text(consensus.MAX_REASON_CHARS, required=True)
+    action: StrictStr = fields.text(LIMITS.consensus_action_chars, required=True, single_line=True)
+    subject: StrictStr | None = fields.text(LIMITS.consensus_subject_chars)
+    reason: StrictStr = fields.text(LIMITS.consensus_reason_chars, required=True)
     timeout_seconds: StrictInt | None = fields.integer(
         1,
         Limit("consensus_max_timeout_seconds"),
@@ -131,7 +132,7 @@ class ConsensusBody(TokenBody):
 
 class VoteBody(TokenBody):
     vote: Literal["approve", "reject"] = fields.one_of("approve", "reject", required=True)
-    comment: StrictStr | None = fields.text(consensus.MAX_COMMENT_CHARS)
+    comment: StrictStr | None = fields.text(LIMITS.consensus_comment_chars)
 
 
 class AgentBody(Body):
@@ -145,6 +146,6 @@ class AgentBody(Body):
         },
     )
     config: dict[str, Any] | None = fields.json_object(
-        agents.MAX_CONFIG_BYTES,
+        LIMITS.agent_config_bytes,
         "Settings for the agent; keys the project does not declare are dropped",
     )

@@ -5,14 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, get
-from litestar.di import NamedDependency
 
 from agentlanes.api.answers import ProjectView, answer
-from agentlanes.api.deps import api_key_guard
+from agentlanes.api.deps import Proj, api_key_guard
 from agentlanes.services.views import project_view
-from agentlanes.store.models import Project
-
-Proj = NamedDependency[Project]
 
 
 class CurrentProjectController(Controller):

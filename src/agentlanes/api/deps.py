@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.handlers.base import BaseRouteHandler
 
 from agentlanes.services.context import ServiceContext
@@ -38,6 +38,11 @@ def session_token(request: Request[Any, Any, Any], body: Any = None) -> str | No
         return header.strip()
     return getattr(body, "session_token", None)
 
+
+# What a route handler asks for by name (``ctx``, ``project``) and the request itself.
+Ctx = NamedDependency[ServiceContext]
+Proj = NamedDependency[Project]
+Req = Request[Any, Any, Any]
 
 DEPENDENCIES = {
     "ctx": Provide(provide_ctx),

@@ -7,26 +7,24 @@ import logging
 from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
-from litestar.di import NamedDependency
 
 from agentlanes.api.answers import EventLog, RealtimeToken, answer
-from agentlanes.api.deps import api_key_guard
+from agentlanes.api.deps import Ctx, Proj, api_key_guard
 from agentlanes.api.query import MAX_INT, int_param, int_query, text_query
 from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
 from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
 from agentlanes.services import realtime
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.projects import project_for_key
+from agentlanes.settings import LIMITS
 from agentlanes.store.availability import database_unavailable
 from agentlanes.store.models import Project
 
 log = logging.getLogger("agentlanes.stream")
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
 # Parsed by int_param, so a bad value is our 400 naming the field; documented as integers.
 Since = int_query(0, MAX_INT, "The offset after which to list events")
-LogLimit = int_query(1, realtime.MAX_LOG_LIMIT, "How many events at most")
+LogLimit = int_query(1, LIMITS.event_log_limit, "How many events at most")
 Epoch = text_query(1, 32, "The history's epoch the client last saw (another one: recovered false)")
 
 CLOSE_UNAUTHORIZED = 4401

@@ -17,12 +17,26 @@ from typing import Any
 from litestar.openapi.spec import OpenAPIType, Schema
 from pydantic import Field
 
-from agentlanes.api.openapi import Limit
-from agentlanes.services import leases
+from agentlanes.services.coordination import leases
+from agentlanes.settings import LIMITS
 
-# Single-line text (`checks.text(..., single_line=True)`) is refused when, once trimmed, it
-# holds a control character: one that is not white space anywhere, or a white-space one
-# (tab, newline, ... \x1c-\x1f) with something other than white space on both sides.
+
+class Limit(int):
+    """A limit the settings decide, in a model's ``json_schema_extra``: replaced by the
+    running server's value when the document is finished (an int until then)."""
+
+    key: str
+
+    def __new__(cls, key: str) -> Limit:
+        value = super().__new__(cls, 0)
+        value.key = key
+        return value
+
+
+# Single-line text (`validation.check_text(..., single_line=True)`) is refused when, once
+# trimmed, it holds a control character: one that is not white space anywhere, or a
+# white-space one (tab, newline, ... \x1c-\x1f) with something other than white space on
+# both sides.
 _CONTROL_AFTER_TRIM = "[\\x00-\\x08\\x0e-\\x1b]|\\S[\\s\\S]*[\\t-\\r\\x1c-\\x1f][\\s\\S]*\\S"
 _CONTROL = "[\\x00-\\x1f]"
 NAME_CHARS = "A-Za-z0-9._-"
@@ -75,6 +89,27 @@ def one_of(*values: str, required: bool = False, description: str | None = None)
     if description:
         extra["description"] = description
     return Field(... if required else None, json_schema_extra=extra)
+
+
+def heartbeat_interval(description: str) -> Any:
+    return integer(1, LIMITS.heartbeat_interval_max_seconds, description=description)
+
+
+def heartbeat_ttl() -> Any:
+    return integer(
+        1, LIMITS.heartbeat_ttl_max_seconds, description="At least heartbeat_interval_seconds"
+    )
+
+
+def config_keys(description: str) -> Any:
+    """A project's agent config keys: each 1-64 of A-Z a-z 0-9 _ . -."""
+    item = Schema(
+        type=OpenAPIType.STRING,
+        min_length=1,
+        max_length=64,
+        schema_not=_not_matching("[^A-Za-z0-9_.-]"),
+    )
+    return Field(None, json_schema_extra={"items": item, "description": description})
 
 
 def integer(minimum: int, maximum: int | Limit, *, required: bool = False, description: str) -> Any:

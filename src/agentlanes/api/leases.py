@@ -4,29 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get, post
-from litestar.di import NamedDependency
+from litestar import Controller, Response, get, post
 from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from agentlanes.api.answers import LeaseCheck, LeaseList, LeaseView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, LeaseBody, RenewBody, ValidateBody
-from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
-from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, int_param
-from agentlanes.services import leases
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, page_param
+from agentlanes.services.coordination import leases
+from agentlanes.settings import LIMITS
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
-Req = Request[Any, Any, Any]
 ResourceFilter = Annotated[
     str | None,
     QueryParameter(
         schema_extra={
             "min_length": 1,
-            "max_length": leases.MAX_RESOURCE_CHARS,
+            "max_length": LIMITS.lease_resource_chars,
             "schema_not": Schema(type=OpenAPIType.STRING, pattern=leases.RESOURCE_FORBIDDEN),
             "description": "Only leases on this resource key",
         }
@@ -82,8 +77,7 @@ class LeaseController(Controller):
             resource=resource,
             agent_name=agent_name,
             include_ended=bool(bool_param("include_ended", include_ended)),
-            limit=int_param("limit", limit),
-            offset=int_param("offset", offset),
+            page=page_param(limit, offset),
         )
 
     @post(

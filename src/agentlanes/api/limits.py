@@ -32,8 +32,8 @@ from litestar.types import Receive, Scope, Send
 from redis.asyncio import ConnectionPool, Redis
 from redis.exceptions import RedisError
 
-from agentlanes.secrets import hash_secret
 from agentlanes.settings import Settings
+from agentlanes.tokens import hash_secret
 
 STORE_NAME = "rate_limit"
 log = logging.getLogger("agentlanes.limits")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
-from litestar.di import NamedDependency
+from litestar import Controller, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.answers import Inbox, MessageView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
-from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
 from agentlanes.api.query import (
     MAX_INT,
@@ -20,15 +19,11 @@ from agentlanes.api.query import (
     bool_param,
     int_param,
     int_query,
+    page_param,
 )
 from agentlanes.errors import NotFound
-from agentlanes.services import messages
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.services.coordination import messages
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
-Req = Request[Any, Any, Any]
 AfterId = int_query(0, MAX_INT, "Only messages with a greater id")
 
 
@@ -95,8 +90,7 @@ class MessageController(Controller):
             type_=type,
             thread_id=thread_id,
             after_id=int_param("after_id", after_id),
-            limit=int_param("limit", limit),
-            offset=int_param("offset", offset),
+            page=page_param(limit, offset),
         )
 
     @post(

@@ -33,8 +33,9 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from pydantic import BaseModel
 
-from agentlanes.services.checks import MAX_OFFSET, MAX_PAGE
-from agentlanes.settings import Settings
+from agentlanes.api.fields import Limit
+from agentlanes.api.schemas import Body
+from agentlanes.settings import LIMITS, Settings
 
 SESSION_REQUIRED = "required"
 SESSION_OPTIONAL = "optional"
@@ -121,18 +122,6 @@ SECURITY_SCHEMES: dict[str, SecurityScheme] = {
 def components() -> Components:
     """The parts of the document the application declares up front."""
     return Components(security_schemes=dict(SECURITY_SCHEMES))
-
-
-class Limit(int):
-    """A limit the settings decide, in a model's ``json_schema_extra``: replaced by the
-    running server's value when the document is finished (an int until then)."""
-
-    key: str
-
-    def __new__(cls, key: str) -> Limit:
-        value = super().__new__(cls, 0)
-        value.key = key
-        return value
 
 
 def contract(*errors: int, session: str | None = None) -> dict[str, Any]:
@@ -225,8 +214,6 @@ def _resolve_limits(node: Any, settings: Settings) -> Any:
 
 def _closed_models() -> set[str]:
     """Names of the request bodies (every ``Body``, however deep): they refuse unknown fields."""
-    from agentlanes.api.schemas import Body  # it imports Limit from here
-
     names: set[str] = set()
     pending: list[type[BaseModel]] = [Body]
     while pending:
@@ -272,13 +259,14 @@ def _refuse_nul(node: Any) -> None:
             _refuse_nul(value)
 
 
-# A handler that takes `limit` or `offset` as a bare string passes it to checks.page(): the
-# one pager of the API. Said here once, so that a list route added later without
-# annotating them (api/query.py's PageLimit, PageOffset) is still documented right.
+# A handler that takes `limit` or `offset` as a bare string passes it to
+# validation.check_page(): the one pager of the API. Said here once, so that a list route
+# added later without annotating them (api/query.py's PageLimit, PageOffset) is still
+# documented right.
 _UNTYPED = {"oneOf": [{"type": "string"}, {"type": "null"}]}
 PAGE_PARAMETERS: dict[str, dict[str, Any]] = {
-    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
-    "offset": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+    "limit": {"type": "integer", "minimum": 1, "maximum": LIMITS.page_size},
+    "offset": {"type": "integer", "minimum": 0, "maximum": LIMITS.page_offset},
 }
 
 

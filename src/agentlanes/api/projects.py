@@ -9,19 +9,16 @@ from typing import Any
 
 from litestar import Controller, delete, get, patch, post
 from litestar.connection import ASGIConnection
-from litestar.di import NamedDependency
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import FromPath, JSONBody
 
+from agentlanes.api.deps import Ctx
 from agentlanes.api.openapi import contract
 from agentlanes.api.project_schemas import KeyRotation, ProjectUpdate
 from agentlanes.api.schemas import ProjectCreate
 from agentlanes.errors import Unauthorized
-from agentlanes.secrets import hash_secret, same_secret
 from agentlanes.services import projects
-from agentlanes.services.context import ServiceContext
-
-Ctx = NamedDependency[ServiceContext]
+from agentlanes.tokens import hash_secret, same_secret
 
 
 def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

@@ -8,7 +8,8 @@ from litestar.openapi.spec import OpenAPIType
 from litestar.params import QueryParameter
 
 from agentlanes.errors import InvalidInput
-from agentlanes.services.checks import DEFAULT_PAGE, MAX_OFFSET, MAX_PAGE
+from agentlanes.services.paging import PageRequest
+from agentlanes.settings import LIMITS
 
 MAX_INT = 2**63 - 1  # what every database column here can hold
 
@@ -25,6 +26,11 @@ def int_param(name: str, raw: str | None) -> int | None:
     if not -MAX_INT <= value <= MAX_INT:
         raise InvalidInput(name, "is out of range")
     return value
+
+
+def page_param(limit: str | None, offset: str | None) -> PageRequest:
+    """``?limit=&offset=`` as a checked page (400 naming the parameter)."""
+    return PageRequest.of(int_param("limit", limit), int_param("offset", offset))
 
 
 def bool_param(name: str, raw: str | None) -> bool | None:
@@ -68,5 +74,5 @@ def enum_query(values: tuple[str, ...], description: str) -> Any:
 
 
 Flag = Annotated[str | None, _documented("true or false", type=OpenAPIType.BOOLEAN)]
-PageLimit = int_query(1, MAX_PAGE, f"Page size (default {DEFAULT_PAGE})")
-PageOffset = int_query(0, MAX_OFFSET, "How many to skip")
+PageLimit = int_query(1, LIMITS.page_size, f"Page size (default {LIMITS.page_size_default})")
+PageOffset = int_query(0, LIMITS.page_offset, "How many to skip")

@@ -21,8 +21,8 @@ from pydantic import (
 )
 
 from agentlanes.api import fields
-from agentlanes.api.openapi import Limit
-from agentlanes.services import scope
+from agentlanes.api.fields import Limit
+from agentlanes.settings import LIMITS
 
 
 def _has_nul(value: Any) -> bool:
@@ -62,7 +62,9 @@ class TokenBody(Body):
 
 
 class ProjectCreate(Body):
-    name: StrictStr = fields.text(200, required=True, description="1-200 characters")
+    name: StrictStr = fields.text(
+        LIMITS.project_name_chars, required=True, description="1-200 characters"
+    )
     slug: StrictStr | None = Field(
         None,
         json_schema_extra={
@@ -74,23 +76,12 @@ class ProjectCreate(Body):
         },
     )
     conflict_mode: Literal["warn", "block"] | None = None
-    heartbeat_interval_seconds: StrictInt | None = fields.integer(
-        1, 86_400, description="Default: the heartbeat_interval_seconds setting"
+    heartbeat_interval_seconds: StrictInt | None = fields.heartbeat_interval(
+        "Default: the heartbeat_interval_seconds setting"
     )
-    heartbeat_ttl_seconds: StrictInt | None = fields.integer(
-        1, 604_800, description="At least heartbeat_interval_seconds"
-    )
-    agent_config_keys: list[StrictStr] | None = Field(
-        None,
-        json_schema_extra={
-            "items": Schema(
-                type=OpenAPIType.STRING,
-                min_length=1,
-                max_length=64,
-                schema_not=Schema(type=OpenAPIType.STRING, pattern="[^A-Za-z0-9_.-]"),
-            ),
-            "description": "The agent config keys the project accepts (1-64 of A-Z a-z 0-9 _ . -)",
-        },
+    heartbeat_ttl_seconds: StrictInt | None = fields.heartbeat_ttl()
+    agent_config_keys: list[StrictStr] | None = fields.config_keys(
+        "The agent config keys the project accepts (1-64 of A-Z a-z 0-9 _ . -)"
     )
 
 
@@ -99,18 +90,18 @@ class CheckinBody(Body):
         "1-64 of A-Z a-z 0-9 . _ -; omitted, the server makes one up"
     )
     declared_area: StrictStr | None = fields.text(
-        scope.MAX_AREA_CHARS, nonblank=True, single_line=True, description="The work area"
+        LIMITS.area_chars, nonblank=True, single_line=True, description="The work area"
     )
     declared_files: list[StrictStr] | None = fields.patterns("The file patterns it will touch")
-    meta: dict[str, Any] | None = fields.json_object(scope.MAX_META_BYTES, "Free-form metadata")
+    meta: dict[str, Any] | None = fields.json_object(LIMITS.meta_bytes, "Free-form metadata")
 
 
 class StatusBody(TokenBody):
     declared_area: StrictStr | None = fields.text(
-        scope.MAX_AREA_CHARS, nonblank=True, single_line=True, description="The new work area"
+        LIMITS.area_chars, nonblank=True, single_line=True, description="The new work area"
     )
     declared_files: list[StrictStr] | None = fields.patterns("The new file patterns")
-    status_text: StrictStr | None = fields.text(scope.MAX_STATUS_TEXT_CHARS, trimmed=False)
+    status_text: StrictStr | None = fields.text(LIMITS.status_text_chars, trimmed=False)
 
 
 class CheckoutBody(TokenBody):
@@ -125,7 +116,7 @@ class ConflictCheckBody(TokenBody):
     paths: list[StrictStr] | None = fields.paths("Concrete files (a git hook's staged paths)")
     patterns: list[StrictStr] | None = fields.patterns("File patterns")
     declared_area: StrictStr | None = fields.text(
-        scope.MAX_AREA_CHARS, nonblank=True, single_line=True, description="A work area"
+        LIMITS.area_chars, nonblank=True, single_line=True, description="A work area"
     )
 
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
-from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import FromPath, JSONBody
 
@@ -21,7 +20,7 @@ from agentlanes.api.answers import (
     StatusAnswer,
     answer,
 )
-from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.deps import Ctx, Proj, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
 from agentlanes.api.schemas import (
     CheckinBody,
@@ -34,9 +33,6 @@ from agentlanes.services import presence as presence_service
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
 from agentlanes.store.models import Project
-
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
 
 
 @dataclass

@@ -338,7 +338,7 @@ class EventStream:
                 return
             if attached["session_id"] not in self.attached:
                 self.attached[attached["session_id"]] = None
-                # The process beats it while this socket holds it (services/liveness.py).
+                # The process beats it while this socket holds it (services/liveness/).
                 self.ctx.liveness.hold(
                     self.project_id, attached["session_id"], self.project.heartbeat_ttl_seconds
                 )

@@ -1,11 +1,10 @@
-"""Tasks and checkpoints over HTTP (the rules live in services/tasks.py and checkpoints.py)."""
+"""Tasks and checkpoints over HTTP (the rules: services/coordination/tasks.py, checkpoints.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
-from litestar.di import NamedDependency
+from litestar import Controller, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from agentlanes.api.answers import (
@@ -17,16 +16,19 @@ from agentlanes.api.answers import (
     answer,
 )
 from agentlanes.api.coordination_schemas import EmptyBody, NoteBody, TaskBody, TaskStatusBody
-from agentlanes.api.deps import api_key_guard, session_token
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
-from agentlanes.api.query import Flag, PageLimit, PageOffset, bool_param, enum_query, int_param
-from agentlanes.services import tasks
-from agentlanes.services.context import ServiceContext
-from agentlanes.store.models import Project
+from agentlanes.api.query import (
+    Flag,
+    PageLimit,
+    PageOffset,
+    bool_param,
+    enum_query,
+    int_param,
+    page_param,
+)
+from agentlanes.services.coordination import readiness, tasks
 
-Ctx = NamedDependency[ServiceContext]
-Proj = NamedDependency[Project]
-Req = Request[Any, Any, Any]
 TaskStatus = enum_query(tasks.STATUSES, "Only tasks in this status")
 
 
@@ -87,8 +89,7 @@ class TaskController(Controller):
             claimed_by=claimed_by,
             parent_id=parent_id,
             stale=bool_param("stale", stale),
-            limit=int_param("limit", limit),
-            offset=int_param("offset", offset),
+            page=page_param(limit, offset),
         )
 
     @get(
@@ -100,7 +101,7 @@ class TaskController(Controller):
     async def ready(
         self, request: Req, ctx: Ctx, project: Proj, limit: PageLimit = None
     ) -> dict[str, Any]:
-        return await tasks.ready_tasks(
+        return await readiness.ready_tasks(
             ctx, project, token=session_token(request), limit=int_param("limit", limit)
         )
 

@@ -105,6 +105,7 @@ class DatabaseRoute:
 
         from agentlanes.errors import AgentlanesError
         from agentlanes.hub.memory import MemoryHub
+        from agentlanes.services import coordination
         from agentlanes.services.context import ServiceContext
         from agentlanes.store import migrate
         from agentlanes.store.database import Database
@@ -114,6 +115,7 @@ class DatabaseRoute:
             try:
                 await migrate.upgrade(db)
                 ctx = ServiceContext(settings=self.settings, db=db, hub=MemoryHub())
+                coordination.register(ctx)
                 return await use_case(ctx, *args)
             finally:
                 await db.dispose()

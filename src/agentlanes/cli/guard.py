@@ -1,4 +1,4 @@
-"""``lanes guard``: the pre-edit hook for coding agents (see ``agentlanes.guard``)."""
+"""``lanes guard``: the pre-edit hook for coding agents (see ``agentlanes.hooks.guard``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def guard(args: argparse.Namespace) -> int:
-    from agentlanes.guard import run
+    from agentlanes.hooks.guard import run
 
     return run(allow=args.allow)

@@ -71,7 +71,7 @@ if [ -x "$chained" ]; then
   "$chained" "$@" || exit $?
 fi
 if [ -x {py} ] && [ -d {root} ]; then
-  PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -S -m agentlanes.githook
+  PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -S -m agentlanes.hooks.githook
 fi
 echo "agentlanes: {python} is gone; commit not checked (run lanes hook install again)" >&2
 exit 0
@@ -161,6 +161,6 @@ def uninstall(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agentlanes.githook import check
+    from agentlanes.hooks.githook import check
 
     return check()

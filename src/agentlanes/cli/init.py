@@ -131,11 +131,14 @@ def plan_config(root: Path, url: str) -> Change:
 
 def _is_ours(group: Any) -> bool:
     """A hook group that runs the guard (however it was spelled: ``lanes guard``,
-    ``agentlanes guard``, ``python -m agentlanes.guard``)."""
+    ``agentlanes guard``, ``python -m agentlanes.hooks.guard``)."""
     hooks = group.get("hooks") if isinstance(group, dict) else None
     return isinstance(hooks, list) and any(
         isinstance(h, dict)
-        and ("lanes guard" in str(h.get("command")) or "agentlanes.guard" in str(h.get("command")))
+        and (
+            "lanes guard" in str(h.get("command"))
+            or "agentlanes.hooks.guard" in str(h.get("command"))
+        )
         for h in hooks
     )
 

@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if args_list[:1] == ["guard"]:
         # Claude Code runs the guard before every edit: skip building the whole parser.
-        from agentlanes.guard import main as guard_main
+        from agentlanes.hooks.guard import main as guard_main
 
         return guard_main(args_list[1:])
     parser = build_parser()

@@ -20,7 +20,7 @@ def serve(args: argparse.Namespace) -> int:
             "the MCP server needs the mcp package: pip install 'agentlanes[mcp]'", EXIT_USAGE
         ) from None
     from agentlanes.cli.output import client_errors
-    from agentlanes.mcp_server import main
+    from agentlanes.mcp.server import main
 
     with client_errors():
         main()

@@ -40,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from agentlanes.api.app import create_app
-    from agentlanes.api.wsprotocol import StalledPeerSafeProtocol
-    from agentlanes.gc_tuning import tune_for_serving
-    from agentlanes.log_redaction import logging_config
+    from agentlanes.server.gc_tuning import tune_for_serving
+    from agentlanes.server.log_redaction import logging_config
+    from agentlanes.server.wsprotocol import StalledPeerSafeProtocol
     from agentlanes.settings import get_settings
 
     settings = get_settings()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any, TypeVar
@@ -12,9 +11,8 @@ import httpx
 
 from agentlanes.client import calls
 from agentlanes.client import models as m
-from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
+from agentlanes.client.base import ClientBase, Reconnects
 from agentlanes.client.calls import Call
-from agentlanes.client.errors import NoSession, StreamClosed, Unreachable
 
 T = TypeVar("T")
 
@@ -40,13 +38,11 @@ class AsyncClient(ClientBase):
 
     async def run(self, call: Call[T]) -> T:
         """Send one prepared call and parse its answer (raises ApiError / Unreachable)."""
-        headers = self._headers(call)
+        request = self._request_args(call)
         try:
-            response = await self._http.request(
-                call.method, call.path, json=call.body, params=call.params or None, headers=headers
-            )
+            response = await self._http.request(**request)
         except httpx.TransportError as exc:
-            raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
+            raise self._unreachable(exc) from None
         return self._result(call, response.status_code, response.text)
 
     async def request(
@@ -60,15 +56,7 @@ class AsyncClient(ClientBase):
     ) -> Any:
         """Any endpoint under the server's base URL, as plain JSON (for routes this client
         has no typed method for yet). Sends the session token when there is one."""
-        call: Call[Any] = Call(
-            method.upper(),
-            path,
-            lambda data: data,
-            body,
-            params or {},
-            token="optional" if with_token else "none",
-        )
-        return await self.run(call)
+        return await self.run(calls.any_route(method, path, body, params, with_token=with_token))
 
     # -- sessions --------------------------------------------------------------------------
     async def checkin(
@@ -149,38 +137,26 @@ class AsyncClient(ClientBase):
         from websockets.asyncio.client import connect
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-        resume = Resume(since)
-        failures = 0
-        connected = False
+        stream = Reconnects(self, since, max_failures)
         while True:
             try:
                 async with connect(
-                    self._ws_url(resume.offset, resume.epoch),
-                    additional_headers=self._ws_headers(),
-                    open_timeout=self.timeout,
+                    stream.url(), additional_headers=self._ws_headers(), open_timeout=self.timeout
                 ) as ws:
-                    failures = 0
-                    connected = True
+                    stream.opened()
                     if attach:
-                        if not self.session_token:
-                            raise NoSession("no session token to attach: check in first")
-                        await ws.send(
-                            json.dumps({"type": "attach", "session_token": self.session_token})
-                        )
+                        await ws.send(self._attach_frame())
                     while True:
                         try:
                             raw = await asyncio.wait_for(ws.recv(), idle_timeout)
                         except TimeoutError:
                             return
-                        frame = resume.accept(raw)
+                        frame = stream.resume.accept(raw)
                         if frame is not None:
                             yield frame
             except ConnectionClosed as exc:
-                code = exc.rcvd.code if exc.rcvd else 1006
-                if code in FATAL_CLOSE_CODES:
-                    raise StreamClosed(code, exc.rcvd.reason if exc.rcvd else "") from None
+                code, reason = (exc.rcvd.code, exc.rcvd.reason) if exc.rcvd else (None, "")
+                stream.closed(code, reason)
             except (OSError, InvalidHandshake, TimeoutError) as exc:
-                failures += 1
-                if not connected or (max_failures is not None and failures >= max_failures):
-                    raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
-            await asyncio.sleep(backoff(failures))
+                stream.failed(exc)
+            await asyncio.sleep(stream.delay())

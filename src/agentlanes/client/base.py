@@ -11,7 +11,13 @@ from agentlanes import __version__
 from agentlanes.client.calls import Call
 from agentlanes.client.config import LocalConfig, load_config, read_session
 from agentlanes.client.coordination import attach_groups
-from agentlanes.client.errors import ApiError, ConfigurationError, NoSession
+from agentlanes.client.errors import (
+    ApiError,
+    ConfigurationError,
+    NoSession,
+    StreamClosed,
+    Unreachable,
+)
 from agentlanes.client.models import Event
 
 T = TypeVar("T")
@@ -82,6 +88,25 @@ class ClientBase:
                 )
         return headers
 
+    def _request_args(self, call: Call[Any]) -> dict[str, Any]:
+        """The keyword arguments of httpx's ``request`` for one call (both transports)."""
+        return {
+            "method": call.method,
+            "url": call.path,
+            "json": call.body,
+            "params": call.params or None,
+            "headers": self._headers(call),
+        }
+
+    def _attach_frame(self) -> str:
+        """The frame that ties the session's liveness to the socket."""
+        if not self.session_token:
+            raise NoSession("no session token to attach: check in first")
+        return json.dumps({"type": "attach", "session_token": self.session_token})
+
+    def _unreachable(self, exc: Exception) -> Unreachable:
+        return Unreachable(self.url, str(exc) or type(exc).__name__)
+
     @staticmethod
     def _result(call: Call[T], status: int, text: str) -> T:
         try:
@@ -136,6 +161,40 @@ class Resume:
                 return None
             self.offset = frame.offset
         return frame
+
+
+class Reconnects:
+    """What both clients' event loops decide between connects: where to resume, when a
+    close is final (``StreamClosed``), when to give up (``Unreachable``: at the very first
+    connect, or after ``max_failures`` failed connects in a row), and how long to wait."""
+
+    def __init__(self, client: ClientBase, since: int | None, max_failures: int | None) -> None:
+        self.client = client
+        self.resume = Resume(since)
+        self.max_failures = max_failures
+        self.failures = 0
+        self.connected = False
+
+    def url(self) -> str:
+        return self.client._ws_url(self.resume.offset, self.resume.epoch)
+
+    def opened(self) -> None:
+        self.failures = 0
+        self.connected = True
+
+    def closed(self, code: int | None, reason: str) -> None:
+        """The server closed the socket: reconnect, unless the code says it cannot help."""
+        if code is not None and code in FATAL_CLOSE_CODES:
+            raise StreamClosed(code, reason) from None
+
+    def failed(self, exc: Exception) -> None:
+        self.failures += 1
+        give_up = self.max_failures is not None and self.failures >= self.max_failures
+        if not self.connected or give_up:
+            raise self.client._unreachable(exc) from None
+
+    def delay(self) -> float:
+        return backoff(self.failures)
 
 
 def backoff(attempt: int) -> float:

@@ -31,13 +31,28 @@ class Call(Generic[T]):
     token: str = "none"
 
 
-def _drop_unset(**values: Any) -> dict[str, Any]:
+def drop_unset(**values: Any) -> dict[str, Any]:
     """Leave out the fields the caller did not give, so the server's defaults apply."""
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _identity(data: Any) -> Any:
+def as_json(data: Any) -> Any:
+    """The parser of an answer kept as the server's plain JSON."""
     return data
+
+
+def any_route(
+    method: str,
+    path: str,
+    body: dict[str, Any] | None,
+    params: dict[str, Any] | None,
+    *,
+    with_token: bool,
+) -> Call[Any]:
+    """Any endpoint under the server's base URL, answered as plain JSON; sends the session
+    token when there is one (unless ``with_token`` is false)."""
+    token = "optional" if with_token else "none"
+    return Call(method.upper(), path, as_json, body, params or {}, token=token)
 
 
 def checkin(
@@ -46,7 +61,7 @@ def checkin(
     declared_files: list[str] | None,
     meta: dict[str, Any] | None,
 ) -> Call[m.CheckinResult]:
-    body = _drop_unset(
+    body = drop_unset(
         agent_name=agent_name, declared_area=declared_area, declared_files=declared_files, meta=meta
     )
     return Call("POST", f"{API}/checkin", m.CheckinResult.model_validate, body)
@@ -59,7 +74,7 @@ def heartbeat() -> Call[m.HeartbeatResult]:
 def status(
     declared_area: str | None, declared_files: list[str] | None, status_text: str | None
 ) -> Call[m.StatusResult]:
-    body = _drop_unset(
+    body = drop_unset(
         declared_area=declared_area, declared_files=declared_files, status_text=status_text
     )
     return Call("POST", f"{API}/status", m.StatusResult.model_validate, body, token="required")
@@ -68,7 +83,7 @@ def status(
 def checkout(
     outcome_status: str | None, work_summary: str | None, files_touched: list[str] | None
 ) -> Call[m.CheckoutResult]:
-    body = _drop_unset(
+    body = drop_unset(
         outcome_status=outcome_status, work_summary=work_summary, files_touched=files_touched
     )
     return Call("POST", f"{API}/checkout", m.CheckoutResult.model_validate, body, token="required")
@@ -81,7 +96,7 @@ def presence() -> Call[m.Presence]:
 def check_conflicts(
     paths: list[str] | None, patterns: list[str] | None, declared_area: str | None
 ) -> Call[m.ConflictCheck]:
-    body = _drop_unset(paths=paths, patterns=patterns, declared_area=declared_area)
+    body = drop_unset(paths=paths, patterns=patterns, declared_area=declared_area)
     return Call(
         "POST", f"{API}/conflicts/check", m.ConflictCheck.model_validate, body, token="optional"
     )
@@ -104,9 +119,9 @@ def event_log(since: int | None, limit: int | None, epoch: str | None = None) ->
         "GET",
         f"{API}/events/log",
         m.EventLog.model_validate,
-        params=_drop_unset(since=since, limit=limit, epoch=epoch),
+        params=drop_unset(since=since, limit=limit, epoch=epoch),
     )
 
 
 def realtime_token() -> Call[dict[str, Any]]:
-    return Call("POST", f"{API}/realtime/token", _identity, {})
+    return Call("POST", f"{API}/realtime/token", as_json, {})

@@ -13,17 +13,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from agentlanes.client.calls import API, Call
+from agentlanes.client.calls import API, Call, as_json, drop_unset
 
 Runner = Callable[[Call[Any]], Any]
-
-
-def _json(data: Any) -> Any:
-    return data
-
-
-def _set(**values: Any) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def _seg(value: str) -> str:
@@ -43,7 +35,9 @@ class _Group:
         params: dict[str, Any] | None = None,
         token: str = "optional",
     ) -> Any:
-        return self._run(Call(method, f"{API}{path}", _json, body, _set(**(params or {})), token))
+        return self._run(
+            Call(method, f"{API}{path}", as_json, body, drop_unset(**(params or {})), token)
+        )
 
 
 class Tasks(_Group):
@@ -59,7 +53,7 @@ class Tasks(_Group):
         parent_id: str | None = None,
     ) -> Any:
         """Create a task (``created_by`` is the caller's agent when it has a session)."""
-        body = _set(
+        body = drop_unset(
             title=title,
             description=description,
             priority=priority,
@@ -103,7 +97,7 @@ class Tasks(_Group):
 
     def set_status(self, task_id: str, status: str, note: str | None = None) -> Any:
         """Move a task (``done``, ``blocked``, ``pending``, ``cancelled``)."""
-        body = _set(status=status, note=note)
+        body = drop_unset(status=status, note=note)
         return self._call("POST", f"/tasks/{_seg(task_id)}/status", body)
 
     def add_note(self, task_id: str, body: str) -> Any:
@@ -115,7 +109,7 @@ class Checkpoints(_Group):
     """Named gates over tasks."""
 
     def create(self, name: str, task_ids: list[str], description: str | None = None) -> Any:
-        body = _set(name=name, task_ids=task_ids, description=description)
+        body = drop_unset(name=name, task_ids=task_ids, description=description)
         return self._call("POST", "/checkpoints", body)
 
     def list(
@@ -133,7 +127,7 @@ class Checkpoints(_Group):
 
     def resolve(self, checkpoint_id: str, status: str, note: str | None = None) -> Any:
         """``passed`` unblocks its tasks; ``failed`` keeps them blocked."""
-        body = _set(status=status, note=note)
+        body = drop_unset(status=status, note=note)
         return self._call("POST", f"/checkpoints/{_seg(checkpoint_id)}/resolve", body)
 
 
@@ -143,7 +137,7 @@ class Messages(_Group):
     def send(
         self, to: str, body: str, type: str | None = None, thread_id: str | None = None
     ) -> Any:
-        payload = _set(to=to, body=body, type=type, thread_id=thread_id)
+        payload = drop_unset(to=to, body=body, type=type, thread_id=thread_id)
         return self._call("POST", "/messages", payload, token="required")
 
     def inbox(
@@ -179,7 +173,7 @@ class Leases(_Group):
 
     def acquire(self, resource: str, ttl_seconds: int | None = None) -> Any:
         """409 ``LEASE_CONFLICT`` (``extra["lease_holder"]``) when another session holds it."""
-        body = _set(resource=resource, ttl_seconds=ttl_seconds)
+        body = drop_unset(resource=resource, ttl_seconds=ttl_seconds)
         return self._call("POST", "/leases", body, token="required")
 
     def list(
@@ -200,7 +194,7 @@ class Leases(_Group):
         return self._call("GET", "/leases", params=params)
 
     def renew(self, lease_id: str, ttl_seconds: int | None = None) -> Any:
-        body = _set(ttl_seconds=ttl_seconds)
+        body = drop_unset(ttl_seconds=ttl_seconds)
         return self._call("POST", f"/leases/{_seg(lease_id)}/renew", body, token="required")
 
     def release(self, lease_id: str) -> Any:
@@ -222,7 +216,9 @@ class Consensus(_Group):
         subject: str | None = None,
         timeout_seconds: int | None = None,
     ) -> Any:
-        body = _set(action=action, reason=reason, subject=subject, timeout_seconds=timeout_seconds)
+        body = drop_unset(
+            action=action, reason=reason, subject=subject, timeout_seconds=timeout_seconds
+        )
         return self._call("POST", "/consensus", body, token="required")
 
     def list(
@@ -236,7 +232,7 @@ class Consensus(_Group):
         return self._call("GET", f"/consensus/{_seg(consensus_id)}")
 
     def vote(self, consensus_id: str, vote: str, comment: str | None = None) -> Any:
-        body = _set(vote=vote, comment=comment)
+        body = drop_unset(vote=vote, comment=comment)
         return self._call("POST", f"/consensus/{_seg(consensus_id)}/vote", body, token="required")
 
 
@@ -246,7 +242,7 @@ class Agents(_Group):
     def upsert(
         self, name: str, role: str | None = None, config: dict[str, Any] | None = None
     ) -> Any:
-        return self._call("PUT", f"/agents/{_seg(name)}", _set(role=role, config=config))
+        return self._call("PUT", f"/agents/{_seg(name)}", drop_unset(role=role, config=config))
 
     def list(
         self, role: str | None = None, limit: int | None = None, offset: int | None = None

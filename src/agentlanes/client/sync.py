@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from types import TracebackType
@@ -12,9 +11,8 @@ import httpx
 
 from agentlanes.client import calls
 from agentlanes.client import models as m
-from agentlanes.client.base import FATAL_CLOSE_CODES, ClientBase, Resume, backoff
+from agentlanes.client.base import ClientBase, Reconnects
 from agentlanes.client.calls import Call
-from agentlanes.client.errors import StreamClosed, Unreachable
 
 T = TypeVar("T")
 
@@ -44,13 +42,11 @@ class Client(ClientBase):
 
     def run(self, call: Call[T]) -> T:
         """Send one prepared call and parse its answer (raises ApiError / Unreachable)."""
-        headers = self._headers(call)
+        request = self._request_args(call)
         try:
-            response = self._http.request(
-                call.method, call.path, json=call.body, params=call.params or None, headers=headers
-            )
+            response = self._http.request(**request)
         except httpx.TransportError as exc:
-            raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
+            raise self._unreachable(exc) from None
         return self._result(call, response.status_code, response.text)
 
     def request(
@@ -64,15 +60,7 @@ class Client(ClientBase):
     ) -> Any:
         """Any endpoint under the server's base URL, as plain JSON (for routes this client
         has no typed method for yet). Sends the session token when there is one."""
-        call: Call[Any] = Call(
-            method.upper(),
-            path,
-            lambda data: data,
-            body,
-            params or {},
-            token="optional" if with_token else "none",
-        )
-        return self.run(call)
+        return self.run(calls.any_route(method, path, body, params, with_token=with_token))
 
     # -- sessions --------------------------------------------------------------------------
     def checkin(
@@ -158,41 +146,26 @@ class Client(ClientBase):
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
         from websockets.sync.client import connect
 
-        resume = Resume(since)
-        failures = 0
-        connected = False
+        stream = Reconnects(self, since, max_failures)
         while True:
             try:
                 with connect(
-                    self._ws_url(resume.offset, resume.epoch),
-                    additional_headers=self._ws_headers(),
-                    open_timeout=self.timeout,
+                    stream.url(), additional_headers=self._ws_headers(), open_timeout=self.timeout
                 ) as ws:
-                    failures = 0
-                    connected = True
+                    stream.opened()
                     if attach:
-                        ws.send(json.dumps({"type": "attach", "session_token": self._token()}))
+                        ws.send(self._attach_frame())
                     while True:
                         try:
                             raw = ws.recv(timeout=idle_timeout)
                         except TimeoutError:
                             return
-                        frame = resume.accept(raw)
+                        frame = stream.resume.accept(raw)
                         if frame is not None:
                             yield frame
             except ConnectionClosed as exc:
-                code = exc.rcvd.code if exc.rcvd else 1006
-                if code in FATAL_CLOSE_CODES:
-                    raise StreamClosed(code, exc.rcvd.reason if exc.rcvd else "") from None
+                code, reason = (exc.rcvd.code, exc.rcvd.reason) if exc.rcvd else (None, "")
+                stream.closed(code, reason)
             except (OSError, InvalidHandshake, TimeoutError) as exc:
-                failures += 1
-                if not connected or (max_failures is not None and failures >= max_failures):
-                    raise Unreachable(self.url, str(exc) or type(exc).__name__) from None
-            time.sleep(backoff(failures))
-
-    def _token(self) -> str:
-        from agentlanes.client.errors import NoSession
-
-        if not self.session_token:
-            raise NoSession("no session token to attach: check in first")
-        return self.session_token
+                stream.failed(exc)
+            time.sleep(stream.delay())

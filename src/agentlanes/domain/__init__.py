@@ -5,7 +5,7 @@ quickly.
 """
 
 from .conflicts import Conflict, ConflictDetector, FileOverlap, Scope
-from .patterns import (
+from .globs import (
     Overlap,
     PatternError,
     PatternLimits,

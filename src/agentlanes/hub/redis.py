@@ -5,7 +5,7 @@ subscribers.
 Redis is only the doorbell. The events are durable in the database, so when Redis is
 away nothing is lost: publishing is dropped (logged once per outage), the listener
 reconnects and pokes every local subscriber to re-read the log, and the periodic
-catch-up job (``jobs.run_catch_up``) finds any notification that went missing meanwhile.
+catch-up job (``jobs.catch_up``) finds any notification that went missing meanwhile.
 """
 
 from __future__ import annotations

@@ -17,14 +17,13 @@ from agentlanes.clock import utcnow
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
 from agentlanes.errors import InvalidInput
 from agentlanes.services.context import ServiceContext
+from agentlanes.settings import LIMITS
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
 DEFAULT_LIMIT = 1000
-MAX_LIMIT = 10_000
 # Like an agent.conflict event: a pair names a few shared paths, and says how many there are.
 FILES_PER_PAIR = 3
-MAX_PROJECTS = 256
 
 
 def _scope(s: AgentSession) -> Scope:
@@ -105,7 +104,7 @@ class _ProjectPairs:
 class ConflictPairs:
     """Per-process pair lists of the projects asked about most recently."""
 
-    def __init__(self, max_projects: int = MAX_PROJECTS) -> None:
+    def __init__(self, max_projects: int = LIMITS.conflict_pairs_projects_kept) -> None:
         self.max_projects = max_projects
         self._projects: dict[int, _ProjectPairs] = {}
 
@@ -151,8 +150,8 @@ async def current_conflicts(
     the older session's start; per agent, how many others it overlaps."""
     if limit is None:
         limit = DEFAULT_LIMIT
-    if not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInput("limit", f"must be 1-{MAX_LIMIT}")
+    if not 1 <= limit <= LIMITS.conflict_pairs_limit:
+        raise InvalidInput("limit", f"must be 1-{LIMITS.conflict_pairs_limit}")
     assert project.id is not None
     async with ctx.db.read() as db:
         # Offset first: an event committed between the two reads is then newer than the

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import col, select
-
 from agentlanes.clock import iso, utcnow
-from agentlanes.services.context import ProjectTx, ServiceContext
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.expiry import expire_in_each_project, overdue_in_project
+from agentlanes.services.project_tx import ProjectTx
 from agentlanes.store.models import AgentSession
 
 # Ended statuses and the event each one writes.
@@ -20,12 +20,11 @@ END_EVENTS = {
 
 
 async def release_session_claims(tx: ProjectTx, session: AgentSession, reason: str) -> None:
-    """Release what a session held (leases, task claims) as it ends. Extended by the
-    coordination features; each release writes its own event in ``tx``."""
-    from agentlanes.services import coordination_hooks
-
-    for hook in coordination_hooks.SESSION_END_HOOKS:
-        await hook(tx, session, reason)
+    """Release what a session held as it ends: each listener registered on the context
+    (``ServiceContext.on_session_end``: leases, task claims) writes its own events in
+    ``tx``."""
+    for listener in tx.session_end_listeners:
+        await listener(tx, session, reason)
 
 
 async def end_session(
@@ -42,7 +41,7 @@ async def end_session(
     session.status = status
     session.outcome_status = outcome_status or status
     session.ended_at = now
-    tx.session.add(session)
+    tx.db.add(session)
     data = {
         "session_id": session.id,
         "agent_name": session.agent_name,
@@ -67,13 +66,9 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
     the same step, so no heartbeat is accepted for it afterwards."""
     async with ctx.project_tx(project_id) as tx:
         now = utcnow()
-        stmt = select(AgentSession).where(
-            AgentSession.project_id == project_id,
-            AgentSession.status == "active",
-            col(AgentSession.expires_at) <= now,
-        )
+        stmt = overdue_in_project(AgentSession, project_id, status="active", now=now)
         # Lock the rows: a racing checkout or status change waits, then finds them ended.
-        due = (await tx.session.exec(stmt.with_for_update())).all()
+        due = (await tx.db.exec(stmt.with_for_update())).all()
         if not due:
             return 0
         overdue, fresh = await ctx.liveness.claim_overdue([s.id for s in due], now)
@@ -83,25 +78,12 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
             if beat is not None:
                 session.last_heartbeat_at = beat.at
                 session.expires_at = beat.expires_at
-                tx.session.add(session)
+                tx.db.add(session)
             elif session.id in ended:
                 await end_session(tx, session, "timed_out", now=now)
         return len(ended)
 
 
-async def overdue_project_ids(ctx: ServiceContext) -> list[int]:
-    async with ctx.db.read() as db:
-        stmt = (
-            select(AgentSession.project_id)
-            .where(AgentSession.status == "active", col(AgentSession.expires_at) <= utcnow())
-            .distinct()
-        )
-        return list((await db.exec(stmt)).all())
-
-
 async def expire_overdue(ctx: ServiceContext) -> int:
     """The scheduled job: time out every overdue session of every project."""
-    total = 0
-    for project_id in await overdue_project_ids(ctx):
-        total += await expire_project_sessions(ctx, project_id)
-    return total
+    return await expire_in_each_project(ctx, AgentSession, expire_project_sessions, status="active")

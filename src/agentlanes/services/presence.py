@@ -6,12 +6,13 @@ from typing import Any
 
 import msgspec
 
-from agentlanes import secrets
+from agentlanes import tokens
 from agentlanes.clock import utcnow
 from agentlanes.errors import SessionEnded, SessionNotFound
-from agentlanes.services import scope
+from agentlanes.services import validation
 from agentlanes.services.context import ServiceContext
-from agentlanes.services.sessions import check_token, live_sessions
+from agentlanes.services.session_auth import check_token
+from agentlanes.services.sessions import live_sessions
 from agentlanes.services.views import conflict_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
@@ -56,13 +57,13 @@ async def check_conflicts(
     token: str | None,
 ) -> dict[str, Any]:
     """What the given paths / patterns / area would collide with. Changes nothing."""
-    norm_paths = scope.paths(paths, ctx.settings, "paths")
-    norm_patterns = scope.patterns(patterns, ctx.settings, "patterns")
-    area = scope.area(declared_area)
+    norm_paths = validation.check_paths(paths, ctx.settings, "paths")
+    norm_patterns = validation.check_patterns(patterns, ctx.settings, "patterns")
+    area = validation.check_area(declared_area)
     assert project.id is not None
     own_id = None
     if token:
-        token_hash = secrets.hash_secret(check_token(token))
+        token_hash = tokens.hash_secret(check_token(token))
         own_id = ctx.known_token(project.id, token_hash)
         if own_id is None:
             async with ctx.db.read_conn() as conn:

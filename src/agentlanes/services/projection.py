@@ -9,7 +9,7 @@ current it reads only the events after that offset: inside the project lock for 
 look at the project's last offset for reads. A process that starts, or falls behind the
 kept history (pruned events), rebuilds the project from the database.
 
-Heartbeats are not events; their times come from ``services/liveness.py`` at read time.
+Heartbeats are not events; their times come from ``services/liveness/`` at read time.
 """
 
 from __future__ import annotations

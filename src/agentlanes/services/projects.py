@@ -17,11 +17,14 @@ from sqlalchemy import delete, or_
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from agentlanes import secrets
+from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
-from agentlanes.errors import Conflict, InvalidInput, NotFound, Unauthorized
-from agentlanes.services.context import RecentProjects, ServiceContext
+from agentlanes.errors import InvalidInput, NotFound, StateConflict, Unauthorized
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.project_cache import RecentProjects
+from agentlanes.services.project_tx import ProjectTx
 from agentlanes.services.views import project_view
+from agentlanes.settings import LIMITS
 from agentlanes.store.coordination import (
     Checkpoint,
     ConsensusRequest,
@@ -39,7 +42,6 @@ from agentlanes.store.models import AgentSession, Event, Project, RealtimeToken
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MODES = ("warn", "block")
-MAX_GRACE_SECONDS = 30 * 86_400
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,8 @@ def slugify(name: str) -> str:
 
 def _check_name(name: str) -> str:
     name = name.strip()
-    if not name or len(name) > 200:
-        raise InvalidInput("name", "must be 1-200 characters")
+    if not name or len(name) > LIMITS.project_name_chars:
+        raise InvalidInput("name", f"must be 1-{LIMITS.project_name_chars} characters")
     return name
 
 
@@ -83,10 +85,12 @@ def _check_mode(mode: str) -> str:
 
 
 def _check_heartbeat(interval: int, ttl: int) -> None:
-    if not 1 <= interval <= 86_400:
-        raise InvalidInput("heartbeat_interval_seconds", "must be 1-86400")
-    if not 1 <= ttl <= 86_400 * 7:
-        raise InvalidInput("heartbeat_ttl_seconds", "must be 1-604800")
+    if not 1 <= interval <= LIMITS.heartbeat_interval_max_seconds:
+        raise InvalidInput(
+            "heartbeat_interval_seconds", f"must be 1-{LIMITS.heartbeat_interval_max_seconds}"
+        )
+    if not 1 <= ttl <= LIMITS.heartbeat_ttl_max_seconds:
+        raise InvalidInput("heartbeat_ttl_seconds", f"must be 1-{LIMITS.heartbeat_ttl_max_seconds}")
     if ttl < interval:
         raise InvalidInput("heartbeat_ttl_seconds", "must be at least heartbeat_interval_seconds")
 
@@ -136,11 +140,11 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
     _check_heartbeat(interval, ttl)
     keys = _check_config_keys(data.agent_config_keys or [])
 
-    api_key = secrets.new_api_key()
+    api_key = tokens.new_api_key()
     project = Project(
         slug=slug,
         name=name,
-        api_key_hash=secrets.hash_secret(api_key),
+        api_key_hash=tokens.hash_secret(api_key),
         conflict_mode=mode,
         heartbeat_interval_seconds=interval,
         heartbeat_ttl_seconds=ttl,
@@ -151,10 +155,10 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
         async with ctx.db.write() as db:
             exists = (await db.exec(select(Project.id).where(Project.slug == slug))).first()
             if exists is not None:
-                raise Conflict(f"a project with slug {slug!r} exists", field="slug")
+                raise StateConflict(f"a project with slug {slug!r} exists", field="slug")
             db.add(project)
     except IntegrityError:
-        raise Conflict(f"a project with slug {slug!r} exists", field="slug") from None
+        raise StateConflict(f"a project with slug {slug!r} exists", field="slug") from None
     return {**admin_view(project), "api_key": api_key}
 
 
@@ -169,6 +173,14 @@ async def _by_slug(ctx: ServiceContext, slug: str) -> Project:
         project = (await db.exec(select(Project).where(Project.slug == slug))).first()
     if project is None:
         raise NotFound(f"no project with slug {slug!r}")
+    return project
+
+
+async def _reread(tx: ProjectTx, current: Project) -> Project:
+    """The project's row again, under its lock (it may have changed, or gone, meanwhile)."""
+    project = await tx.db.get(Project, current.id, populate_existing=True)
+    if project is None:
+        raise NotFound(f"no project with slug {current.slug!r}")
     return project
 
 
@@ -193,9 +205,7 @@ async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges
     current = await _by_slug(ctx, slug)
     assert current.id is not None
     async with ctx.project_tx(current.id) as tx:
-        project = await tx.session.get(Project, current.id, populate_existing=True)
-        if project is None:
-            raise NotFound(f"no project with slug {slug!r}")
+        project = await _reread(tx, current)
         wanted: dict[str, Any] = {}
         if changes.name is not None:
             wanted["name"] = _check_name(changes.name)
@@ -219,7 +229,7 @@ async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges
         for key, change in changed.items():
             setattr(project, key, change["to"])
         if changed:
-            tx.session.add(project)
+            tx.db.add(project)
             await tx.emit("project.updated", {"project": project_view(project), "changes": changed})
     forget_cached_keys(ctx)
     return {**admin_view(project), "changes": changed}
@@ -231,22 +241,20 @@ async def rotate_key(ctx: ServiceContext, slug: str, grace_seconds: int | None) 
     A key that was itself in its grace period stops at once (one previous key at most).
     After a revocation there is no current key to keep: the grace does not apply."""
     grace = ctx.settings.key_rotation_grace_seconds if grace_seconds is None else grace_seconds
-    if not 0 <= grace <= MAX_GRACE_SECONDS:
-        raise InvalidInput("grace_seconds", f"must be 0-{MAX_GRACE_SECONDS}")
+    if not 0 <= grace <= LIMITS.key_rotation_grace_max_seconds:
+        raise InvalidInput("grace_seconds", f"must be 0-{LIMITS.key_rotation_grace_max_seconds}")
     current = await _by_slug(ctx, slug)
     assert current.id is not None
-    api_key = secrets.new_api_key()
+    api_key = tokens.new_api_key()
     now = utcnow()
     async with ctx.project_tx(current.id) as tx:
-        project = await tx.session.get(Project, current.id, populate_existing=True)
-        if project is None:
-            raise NotFound(f"no project with slug {slug!r}")
+        project = await _reread(tx, current)
         keep_old = grace > 0 and project.key_revoked_at is None
         project.previous_api_key_hash = project.api_key_hash if keep_old else None
         project.previous_key_expires_at = now + timedelta(seconds=grace) if keep_old else None
-        project.api_key_hash = secrets.hash_secret(api_key)
+        project.api_key_hash = tokens.hash_secret(api_key)
         project.key_revoked_at = None
-        tx.session.add(project)
+        tx.db.add(project)
         await tx.emit(
             "project.key_rotated",
             {"slug": project.slug, "previous_valid_until": iso(project.previous_key_expires_at)},
@@ -261,15 +269,13 @@ async def revoke_key(ctx: ServiceContext, slug: str) -> dict[str, Any]:
     current = await _by_slug(ctx, slug)
     assert current.id is not None
     async with ctx.project_tx(current.id) as tx:
-        project = await tx.session.get(Project, current.id, populate_existing=True)
-        if project is None:
-            raise NotFound(f"no project with slug {slug!r}")
+        project = await _reread(tx, current)
         # The column is unique and required: store the hash of a secret nobody holds.
-        project.api_key_hash = secrets.hash_secret(secrets.new_api_key())
+        project.api_key_hash = tokens.hash_secret(tokens.new_api_key())
         project.previous_api_key_hash = None
         project.previous_key_expires_at = None
         project.key_revoked_at = utcnow()
-        tx.session.add(project)
+        tx.db.add(project)
         await tx.emit("project.key_revoked", {"slug": project.slug})
     forget_cached_keys(ctx)
     return admin_view(project)
@@ -282,7 +288,7 @@ async def delete_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
     assert pid is not None
     counts: dict[str, int] = {}
     async with ctx.project_tx(pid) as tx:
-        db = tx.session
+        db = tx.db
         session_ids = list(
             (await db.exec(select(AgentSession.id).where(AgentSession.project_id == pid))).all()
         )
@@ -332,7 +338,7 @@ async def project_for_key(ctx: ServiceContext, api_key: str | None) -> Project:
     checked on every request, cached or not."""
     if not api_key:
         raise Unauthorized("missing X-API-Key header")
-    key_hash = secrets.hash_secret(api_key)
+    key_hash = tokens.hash_secret(api_key)
     project = ctx.known_projects.get(key_hash)
     if project is None:
         async with ctx.db.read() as db:
@@ -350,12 +356,12 @@ async def project_for_key(ctx: ServiceContext, api_key: str | None) -> Project:
             ctx.known_projects.put(key_hash, project)
     if project is None:
         raise Unauthorized("unknown API key")
-    if secrets.same_secret(api_key, project.api_key_hash):
+    if tokens.same_secret(api_key, project.api_key_hash):
         return project
     if (
         project.previous_api_key_hash is not None
         and project.previous_key_expires_at is not None
-        and secrets.same_secret(api_key, project.previous_api_key_hash)
+        and tokens.same_secret(api_key, project.previous_api_key_hash)
     ):
         if project.previous_key_expires_at > utcnow():
             return project

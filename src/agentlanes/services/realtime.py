@@ -7,28 +7,27 @@ from typing import Any
 
 from sqlmodel import col, delete, select
 
-from agentlanes import secrets
+from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
 from agentlanes.errors import InvalidInput, Unauthorized
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.views import event_view
+from agentlanes.settings import LIMITS
 from agentlanes.store import queries
 from agentlanes.store.models import Project, RealtimeToken
-
-MAX_LOG_LIMIT = 1000
 
 
 async def issue_token(ctx: ServiceContext, project: Project) -> dict[str, Any]:
     """A token for ``/api/v1/events?token=``, reusable until it expires (for reconnects)."""
     assert project.id is not None
-    token = secrets.new_realtime_token()
+    token = tokens.new_realtime_token()
     now = utcnow()
     expires = now + timedelta(seconds=ctx.settings.realtime_token_ttl_seconds)
     async with ctx.db.write() as db:
         await db.exec(delete(RealtimeToken).where(col(RealtimeToken.expires_at) < now))  # type: ignore[call-overload]
         db.add(
             RealtimeToken(
-                token_hash=secrets.hash_secret(token), project_id=project.id, expires_at=expires
+                token_hash=tokens.hash_secret(token), project_id=project.id, expires_at=expires
             )
         )
     return {"token": token, "expires_at": iso(expires)}
@@ -38,7 +37,7 @@ async def project_for_realtime_token(ctx: ServiceContext, token: str) -> Project
     async with ctx.db.read() as db:
         row = (
             await db.exec(
-                select(RealtimeToken).where(RealtimeToken.token_hash == secrets.hash_secret(token))
+                select(RealtimeToken).where(RealtimeToken.token_hash == tokens.hash_secret(token))
             )
         ).first()
         if row is None or row.expires_at <= utcnow():
@@ -77,8 +76,8 @@ async def event_log(
     and starts from the oldest kept event of the current history instead."""
     if since is not None and since < 0:
         raise InvalidInput("since", "must be a non-negative offset")
-    if limit is not None and not 1 <= limit <= MAX_LOG_LIMIT:
-        raise InvalidInput("limit", f"must be 1-{MAX_LOG_LIMIT}")
+    if limit is not None and not 1 <= limit <= LIMITS.event_log_limit:
+        raise InvalidInput("limit", f"must be 1-{LIMITS.event_log_limit}")
     if epoch is not None and not 1 <= len(epoch) <= 32:
         raise InvalidInput("epoch", "must be 1-32 characters")
     assert project.id is not None

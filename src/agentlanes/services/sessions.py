@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import secrets as _random
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from agentlanes import secrets
+from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
-from agentlanes.errors import Conflict, InvalidInput, SessionEnded, SessionNotFound
-from agentlanes.services import scope
+from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
+from agentlanes.services import names, validation
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
 from agentlanes.services.projection import LiveProject, LiveSession
+from agentlanes.services.session_auth import active_session, check_token
 from agentlanes.services.views import conflict_event, conflict_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
@@ -40,7 +40,7 @@ class StatusInput:
 
 
 def new_session_id() -> str:
-    return "ses_" + _random.token_hex(12)
+    return names.new_id("ses")
 
 
 def _ttl(project: Project) -> timedelta:
@@ -49,19 +49,19 @@ def _ttl(project: Project) -> timedelta:
 
 async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> dict[str, Any]:
     """Start a session; report (or, in block mode, refuse on) overlaps with live sessions."""
-    name = scope.agent_name(data.agent_name)
-    area = scope.area(data.declared_area)
-    files = scope.patterns(data.declared_files, ctx.settings, "declared_files")
-    meta = scope.meta(data.meta)
+    name = validation.check_agent_name(data.agent_name)
+    area = validation.check_area(data.declared_area)
+    files = validation.check_patterns(data.declared_files, ctx.settings, "declared_files")
+    meta = validation.check_meta(data.meta)
     assert project.id is not None
 
     async with ctx.project_tx(project.id) as tx:
         # Under the lock: the projection reads only the events after its offset.
-        current = await ctx.projections.current(tx.session, project.id)
+        current = await ctx.projections.current(tx.db, project.id)
         now = utcnow()
         live = await current.live(ctx.liveness, now)
         if name is None:
-            name = scope.generated_agent_name({s.agent_name for s in live})
+            name = names.generated_agent_name({s.agent_name for s in live})
         previous = [s.id for s in live if s.agent_name == name]
         conflicts = [
             conflict_view(c)
@@ -81,11 +81,25 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         )
         # Block mode refuses on certain overlaps and shared areas only (SPEC);
         # overlaps that hold only if a path is a directory are reported, never block.
-        if project.conflict_mode == "block" and any(c["certain"] for c in conflicts):
+        blocked = project.conflict_mode == "block" and any(c["certain"] for c in conflicts)
+        if blocked:
             session.status = "blocked"
             session.outcome_status = "blocked"
             session.ended_at = now
-            tx.session.add(session)
+            tx.db.add(session)
+        else:
+            token = tokens.new_session_token()
+            session.token_hash = tokens.hash_secret(token)
+            for old_id in previous:
+                old = await tx.db.get(AgentSession, old_id)
+                if old is not None and old.status == "active":
+                    await end_session(
+                        tx, old, "superseded", extra={"superseded_by": session.id}, now=now
+                    )
+            tx.db.add(session)
+            view = session_view(session)
+            await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(conflicts)})
+        if conflicts:
             await tx.emit(
                 "agent.conflict",
                 conflict_event(
@@ -93,45 +107,18 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
                     agent_name=name,
                     declared_area=area,
                     declared_files=files,
-                    blocked=True,
+                    blocked=blocked,
                     conflicts=conflicts,
                     max_conflicts=ctx.settings.event_max_conflicts,
                 ),
             )
-            blocked = True
-        else:
-            blocked = False
-            token = secrets.new_session_token()
-            session.token_hash = secrets.hash_secret(token)
-            for old_id in previous:
-                old = await tx.session.get(AgentSession, old_id)
-                if old is not None and old.status == "active":
-                    await end_session(
-                        tx, old, "superseded", extra={"superseded_by": session.id}, now=now
-                    )
-            tx.session.add(session)
-            view = session_view(session)
-            await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(conflicts)})
-            if conflicts:
-                await tx.emit(
-                    "agent.conflict",
-                    conflict_event(
-                        session_id=session.id,
-                        agent_name=name,
-                        declared_area=area,
-                        declared_files=files,
-                        blocked=False,
-                        conflicts=conflicts,
-                        max_conflicts=ctx.settings.event_max_conflicts,
-                    ),
-                )
 
     if previous and not blocked:
         await ctx.liveness.forget(previous)
     if not blocked and session.token_hash:
         ctx.remember_token(project.id, session.token_hash, session.id)
     if blocked:
-        raise Conflict(
+        raise StateConflict(
             f"check-in refused: {sum(c['certain'] for c in conflicts)} live session(s) "
             "overlap for certain (project is in block mode)",
             outcome_status="blocked",
@@ -152,17 +139,6 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         "expires_at": iso(session.expires_at),
         "conflicts": conflicts,
     }
-
-
-async def _active_session(tx_db: Any, project: Project, token: str) -> AgentSession:
-    """The token's session, locked in the caller's transaction; 404 / 410 otherwise."""
-    assert project.id is not None
-    session = await queries.session_by_token_hash(tx_db, project.id, secrets.hash_secret(token))
-    if session is None:
-        raise SessionNotFound("no session with this token in this project")
-    if session.status != "active":
-        raise SessionEnded(session.id, session.status)
-    return session
 
 
 async def live_sessions(
@@ -204,23 +180,13 @@ async def _ensure_alive(ctx: ServiceContext, project: Project, session: AgentSes
         raise SessionEnded(session.id, "timed_out")
 
 
-def check_token(token: str | None) -> str:
-    if not token:
-        raise InvalidInput(
-            "session_token", "required: send the X-Session-Token header or a session_token field"
-        )
-    if not secrets.is_session_token(token):
-        raise InvalidInput("session_token", "must be 64 lowercase hexadecimal characters")
-    return token
-
-
 async def heartbeat(ctx: ServiceContext, project: Project, token: str) -> dict[str, Any]:
     """Keep a session alive: a beat in memory or Redis, written through in batches
-    (services/liveness.py). A session this process knows to be live needs no database
+    (services/liveness/). A session this process knows to be live needs no database
     read; any other is looked up once."""
     token = check_token(token)
     assert project.id is not None
-    token_hash = secrets.hash_secret(token)
+    token_hash = tokens.hash_secret(token)
     now = utcnow()
     session_id = ctx.known_token(project.id, token_hash)
     current = ctx.projections.peek(project.id)
@@ -271,24 +237,24 @@ async def update_status(
 ) -> dict[str, Any]:
     """Change a session's scope or status text; counts as a heartbeat."""
     token = check_token(token)
-    area = scope.area(data.declared_area) if "declared_area" in data.sent else None
+    area = validation.check_area(data.declared_area) if "declared_area" in data.sent else None
     files = (
-        scope.patterns(data.declared_files, ctx.settings, "declared_files")
+        validation.check_patterns(data.declared_files, ctx.settings, "declared_files")
         if "declared_files" in data.sent
         else None
     )
-    text = scope.status_text(data.status_text)
+    text = validation.check_status_text(data.status_text)
     assert project.id is not None
     expired = False
     async with ctx.project_tx(project.id) as tx:
-        session = await _active_session(tx.session, project, token)
+        session = await active_session(tx.db, project, token)
         now = utcnow()
         if await _overdue(ctx, session, now):
             expired = True
         else:
             new_area = area if "declared_area" in data.sent else session.declared_area
             new_files = files if files is not None else list(session.declared_files or [])
-            current = await ctx.projections.current(tx.session, project.id)
+            current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
             conflicts = [
                 conflict_view(c)
@@ -305,7 +271,7 @@ async def update_status(
             )
             refused = sum(c["certain"] for c in conflicts)  # as check-in: certain ones only
             if refused and scope_changed and project.conflict_mode == "block":
-                raise Conflict(
+                raise StateConflict(
                     f"scope change refused: {refused} live session(s) overlap for certain "
                     "(project is in block mode); the old scope stays",
                     outcome_status="blocked",
@@ -318,7 +284,7 @@ async def update_status(
                 session.status_text = text
             session.last_heartbeat_at = now
             session.expires_at = now + _ttl(project)
-            tx.session.add(session)
+            tx.db.add(session)
             view = session_view(session)
             await tx.emit("agent.status", {"session": view, "conflicts_total": len(conflicts)})
             if conflicts and scope_changed:
@@ -356,11 +322,11 @@ async def checkout(
         raise InvalidInput(
             "work_summary", f"must be at most {ctx.settings.max_work_summary_chars} characters"
         )
-    touched = scope.paths(files_touched, ctx.settings, "files_touched")
+    touched = validation.check_paths(files_touched, ctx.settings, "files_touched")
     assert project.id is not None
     expired = False
     async with ctx.project_tx(project.id) as tx:
-        session = await _active_session(tx.session, project, token)
+        session = await active_session(tx.db, project, token)
         now = utcnow()
         if await _overdue(ctx, session, now):
             expired = True

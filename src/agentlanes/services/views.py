@@ -9,6 +9,7 @@ import msgspec
 
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
+from agentlanes.settings import LIMITS
 from agentlanes.store.models import AgentSession, Event, Project
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
     }
 
 
-# SPEC (Events): an event stays at most this big whatever the swarm.
-EVENT_MAX_BYTES = 64 * 1024
 # Overlapping files kept per conflict in an agent.conflict event.
 EVENT_FILES_PER_CONFLICT = 3
 
@@ -76,7 +75,7 @@ def conflict_event(
         "truncated": False,
     }
     # Room for the envelope (offset, type, ts) around the data.
-    budget = EVENT_MAX_BYTES - 256
+    budget = LIMITS.event_bytes - 256
     while shown and len(msgspec.json.encode(data)) > budget:
         shown.pop()
     data["truncated"] = len(shown) < len(conflicts) or any(

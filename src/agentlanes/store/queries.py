@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from agentlanes.errors import NotFound
 from agentlanes.store.models import AgentSession, Event, Project
 
 _Row = TypeVar("_Row")
@@ -32,7 +33,7 @@ async def live_sessions(db: AsyncSession, project_id: int, now: datetime) -> Seq
 
 async def active_sessions(db: AsyncSession, project_id: int) -> Sequence[AgentSession]:
     """Sessions not yet ended, oldest first, including any past their row's expiry (the
-    caller counts heartbeats not yet written through, see services/liveness.py)."""
+    caller counts heartbeats not yet written through, see services/liveness/)."""
     stmt = (
         select(AgentSession)
         .where(AgentSession.project_id == project_id, AgentSession.status == "active")
@@ -117,3 +118,14 @@ async def page_of(
     total = (await db.exec(select(func.count()).select_from(model).where(*conditions))).one()
     stmt = select(model).where(*conditions).order_by(*order_by).limit(limit).offset(offset)
     return (await db.exec(stmt)).all(), int(total)
+
+
+async def get_in_project(
+    db: AsyncSession, model: type[_Row], project_id: int, row_id: Any, what: str
+) -> _Row:
+    """The ``model`` row ``row_id`` of this project; 404 naming ``what`` when there is none
+    (a row of another project is not there, as far as this project's key can tell)."""
+    row = await db.get(model, row_id)
+    if row is None or getattr(row, "project_id", None) != project_id:
+        raise NotFound(f"no {what} {row_id!r} in this project")
+    return row

@@ -1,0 +1,66 @@
+"""What the conflict detector takes and answers: a live session's claim (``Scope``), and
+each conflict with the file overlaps that make it (``Conflict``, ``FileOverlap``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One live session's claim."""
+
+    session_id: str
+    agent_name: str
+    declared_area: str | None
+    patterns: tuple[str, ...]  # normalised
+
+
+class _FileOverlapFields(NamedTuple):
+    pattern: str
+    their_pattern: str
+    example: str
+    certain: bool
+    if_directory: str | None
+
+
+class FileOverlap(_FileOverlapFields):
+    """My pattern (or concrete path), theirs, a path both claim, and whether for certain.
+
+    ``certain`` false: both claim ``example`` only if ``if_directory`` (a
+    prefix of it, named by a slash-less literal) is a directory.
+
+    The answer types are named tuples: a check-in against thousands of
+    sessions builds thousands of them, and a tuple is the cheapest immutable
+    record Python makes.
+    """
+
+    __slots__ = ()
+
+    def _asdict(self) -> dict[str, Any]:  # type: ignore[override]
+        """The wire shape (SPEC): ``if_directory`` only when the overlap is uncertain."""
+        out: dict[str, Any] = {
+            "pattern": self.pattern,
+            "their_pattern": self.their_pattern,
+            "example": self.example,
+            "certain": self.certain,
+        }
+        if self.if_directory is not None:
+            out["if_directory"] = self.if_directory
+        return out
+
+
+class Conflict(NamedTuple):
+    """Another live session that my scope collides with, and why.
+
+    ``certain``: the work areas are the same or some file overlap is certain
+    (what ``block`` mode refuses on).
+    """
+
+    session_id: str
+    agent_name: str
+    declared_area: str | None
+    overlapping_area: bool
+    overlapping_files: tuple[FileOverlap, ...]
+    certain: bool

@@ -1,0 +1,86 @@
+"""Normalising a pattern or a concrete path (SPEC "File patterns"), and checking a
+pattern against the limits; a pattern that passes compiles."""
+
+from __future__ import annotations
+
+import re
+
+from . import segments as sg
+from .braces import _expand
+from .compiler import compile_pattern
+from .errors import DEFAULT_LIMITS, EXPANSION_LENGTH_FACTOR, PatternError, PatternLimits
+
+_MULTI_SLASH = re.compile(r"/{2,}")
+_WILDCARD = re.compile(r"\\.|[*?\[]", re.DOTALL)
+
+
+def _normalise_text(raw: str, kind: str, *, keep_slash: bool = False) -> str:
+    if "\x00" in raw:
+        raise PatternError(raw, f"{kind} contains a NUL byte")
+    text = _MULTI_SLASH.sub("/", raw.strip())
+    if text.startswith("/"):
+        raise PatternError(raw, f"{kind} must be relative, not absolute")
+    while text.startswith("./"):
+        text = text[2:]
+    # A pattern keeps its trailing '/': it claims a directory (SPEC). A concrete
+    # path names a file, so its trailing '/' means nothing and goes.
+    body = text.removesuffix("/")
+    if not body:
+        raise PatternError(raw, f"{kind} is empty")
+    if not keep_slash:
+        text = body
+    for segment in body.split("/"):
+        if segment == "..":
+            raise PatternError(raw, f"{kind} has a '..' segment")
+        if segment == ".":
+            raise PatternError(raw, f"{kind} has a '.' segment")
+    return text
+
+
+def normalise_path(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
+    """Normalise a concrete file path (SPEC rules); raise PatternError if invalid.
+
+    A path is literal: ``src/[x].py`` names a file called ``[x].py``.
+    """
+    if len(raw) > limits.max_length * 2:  # cheap refusal before any work
+        raise PatternError(raw[:80] + "…", f"path longer than {limits.max_length} characters")
+    text = _normalise_text(raw, "path")
+    if len(text) > limits.max_length:
+        raise PatternError(text, f"path longer than {limits.max_length} characters")
+    return text
+
+
+def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
+    """Normalise a file pattern (SPEC rules) and check it against the limits.
+
+    A trailing ``/`` is kept: it marks a directory claim (``src/api/``).
+    Refuses (PatternError): empty, absolute, a ``..`` or ``.`` segment, a NUL
+    byte, too long, too many wildcards, a brace expansion that yields too
+    many alternatives, too many characters in all, or an absolute, ``..`` or
+    ``.`` alternative, and anything wcmatch cannot compile.
+    """
+    if len(raw) > limits.max_length * 2:
+        raise PatternError(raw[:80] + "…", f"pattern longer than {limits.max_length} characters")
+    text = _normalise_text(raw, "pattern", keep_slash=True)
+    if len(text) > limits.max_length:
+        raise PatternError(text, f"pattern longer than {limits.max_length} characters")
+    wildcards = sum(1 for m in _WILDCARD.finditer(text) if len(m.group()) == 1)
+    if wildcards > limits.max_wildcards:
+        raise PatternError(text, f"pattern has more than {limits.max_wildcards} wildcards")
+    alternatives = _expand(text, limits.max_brace_expansion)
+    expanded = limits.max_length * EXPANSION_LENGTH_FACTOR
+    if sum(len(alt) for alt in alternatives) > expanded:
+        raise PatternError(text, f"brace expansion longer than {expanded} characters in all")
+    for alt in alternatives:
+        if alt.startswith("/"):
+            raise PatternError(text, f"brace alternative {alt!r} is absolute")
+        segments = alt.split("/")
+        if ".." in segments:
+            raise PatternError(text, f"brace alternative {alt!r} has a '..' segment")
+        if "." in segments:
+            raise PatternError(text, f"brace alternative {alt!r} has a '.' segment")
+    try:
+        compile_pattern(text)
+    except sg.SegmentSyntaxError as exc:  # pragma: no cover - defensive
+        raise PatternError(text, f"pattern cannot be compiled ({exc})") from exc
+    return text

@@ -1,0 +1,24 @@
+"""Which agent a Claude Code hook acts for (shared by the guard and the agent's sessions;
+standard library only: the guard loads it before every edit)."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not loaded at run time (the guard's import budget)
+    from typing import Any
+
+
+def agent_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> str | None:
+    """The agent a hook acts for: ``AGENTLANES_AGENT_NAME`` when the agent was started
+    with one, else ``claude-<Claude Code's session id>`` (None without either)."""
+    env = os.environ if env is None else env
+    named = (env.get("AGENTLANES_AGENT_NAME") or "").strip()
+    if named:
+        return named
+    sid = payload.get("session_id")
+    if not isinstance(sid, str) or not sid.strip():
+        return None
+    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in sid.strip())
+    return ("claude-" + safe)[:64]

@@ -1,0 +1,234 @@
+"""The git pre-commit check: staged paths against the other live sessions.
+
+Run by the hook that ``lanes hook install`` writes (``python -m agentlanes.hooks.githook``) and
+by ``lanes hook run`` (the pre-commit framework). It imports only the standard library
+and the lean parts of ``agentlanes.client`` so that it stays fast on every commit.
+
+- ``AGENTLANES_SKIP=1`` (or ``git commit --no-verify``) skips it.
+- Quiet when nothing collides. Otherwise one line per overlap (path, agent, whether for
+  certain, their pattern); in ``warn`` mode the commit goes through, in ``block`` mode
+  it is refused when an overlap is certain. A staged path is a file that exists, so the
+  server calls every claim on it certain; a line for an overlap that holds only if a
+  path is a directory ("only if `package.json` is a directory") never refuses.
+- Warns when the committer has no active session.
+- Server unreachable: warns and allows, unless ``fail_closed = true`` in
+  ``.agentlanes.toml`` (or ``AGENTLANES_FAIL_CLOSED=1``).
+
+Exit status: 0 commit allowed, 1 commit refused.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from agentlanes.client.config import ConfigError, load_config, read_session
+from agentlanes.client.report import capped
+from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not imported at run time: every import costs the hook
+    from collections.abc import Iterable, Iterator, Sequence
+    from typing import Any, TextIO
+
+ALLOW = 0
+REFUSE = 1
+# Staged paths sent per request: well under the server's max_paths default (10,000).
+CHUNK = 5000
+SHOWN_LINES = 20
+HOW_PAST = "to commit anyway: AGENTLANES_SKIP=1 git commit ... (or git commit --no-verify)"
+
+
+class GitError(Exception):
+    """git could not list the staged paths."""
+
+
+def staged_paths(cwd: str | None = None) -> list[str]:
+    """Every path the commit touches: added, modified, deleted, and both sides of renames.
+
+    ``--no-renames`` reports a rename as a deletion of the old path and an addition of the
+    new one, so both sides are checked.
+    """
+    argv = ["git", "diff", "--cached", "--name-only", "-z", "--no-renames"]
+    return [p for p in _run_git(argv, cwd).decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _run_git(argv: list[str], cwd: str | None) -> bytes:
+    """git's stdout. posix_spawn rather than ``subprocess`` (~25 ms less to import)."""
+    if not hasattr(os, "posix_spawnp") or cwd is not None:
+        import subprocess
+
+        try:
+            return subprocess.run(argv, cwd=cwd, capture_output=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise GitError(str(exc)) from None
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, write_end, 1),
+                (os.POSIX_SPAWN_CLOSE, read_end),
+            ],
+        )
+    except OSError as exc:
+        os.close(read_end)
+        os.close(write_end)
+        raise GitError(str(exc)) from None
+    os.close(write_end)
+    chunks = []
+    with os.fdopen(read_end, "rb") as out:
+        while chunk := out.read(65536):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise GitError(f"{' '.join(argv)} exited with {os.waitstatus_to_exitcode(status)}")
+    return b"".join(chunks)
+
+
+def check(
+    paths: Sequence[str] | None = None,
+    cwd: str | None = None,
+    out: TextIO | None = None,
+    env: dict[str, str] | None = None,
+) -> int:
+    """Check the staged paths (or ``paths``); print what a committer needs; 0 or 1."""
+    out = out or sys.stderr
+    env = dict(os.environ) if env is None else env
+
+    def say(line: str) -> None:
+        print(f"agentlanes: {line}", file=out)
+
+    if env.get("AGENTLANES_SKIP", "").strip().lower() in ("1", "true", "yes"):
+        return ALLOW
+    try:
+        cfg = load_config(cwd, env)
+    except ConfigError as exc:
+        say(f"{exc}; commit not checked")
+        return ALLOW
+    if not cfg.api_key:
+        say("no API key (AGENTLANES_API_KEY or .agentlanes.toml); commit not checked")
+        return ALLOW
+    try:
+        todo = list(paths) if paths is not None else staged_paths(cwd)
+    except GitError as exc:
+        say(f"cannot list the staged paths ({exc}); commit not checked")
+        return ALLOW
+    if not todo:
+        return ALLOW
+
+    session = read_session(cfg, env)
+    token = session["session_token"] if session else None
+    if not token:
+        say("you have no active session (run `lanes checkin`); others cannot see you")
+    chunks = [todo[start : start + CHUNK] for start in range(0, len(todo), CHUNK)]
+    # All at once, each on its own connection: the server answers them concurrently.
+    # The check sends the token so the committer's own claims are left out; the heartbeat
+    # says whether that session is still active (and a commit is a sign of life).
+    requests: list[Any] = [("GET", "/api/v1/project", None, None)]
+    requests += [("POST", "/api/v1/conflicts/check", {"paths": c}, token) for c in chunks]
+    if token:
+        requests.append(("POST", "/api/v1/heartbeat", {}, token))
+    try:
+        answers = call_many(cfg, requests)
+        if token and isinstance(answers[-1], LeanApiError) and answers[-1].status in (404, 410):
+            say(
+                "your saved session is no longer active (run `lanes checkin`); others can't see you"
+            )
+        if token and any(_unknown_token(a) for a in answers[1 : 1 + len(chunks)]):
+            # A token the server has never seen: check as nobody rather than fail.
+            answers[1 : 1 + len(chunks)] = call_many(
+                cfg, [("POST", "/api/v1/conflicts/check", {"paths": c}, None) for c in chunks]
+            )
+        for answer in answers[: 1 + len(chunks)]:
+            if isinstance(answer, LeanApiError):
+                raise answer
+        mode = answers[0].get("conflict_mode", "warn")
+        conflicts: list[dict[str, Any]] = []
+        for answer in answers[1 : 1 + len(chunks)]:
+            conflicts.extend(answer["conflicts"])
+    except (LeanUnreachable, LeanApiError) as exc:
+        if isinstance(exc, LeanUnreachable):
+            why = f"server unreachable at {cfg.url} ({exc})"
+        else:
+            why = f"the server refused the check ({exc})"
+        if cfg.fail_closed:
+            say(f"{why}; commit refused (fail_closed)")
+            say(HOW_PAST)
+            return REFUSE
+        say(f"{why}; commit not checked")
+        return ALLOW
+
+    if not conflicts:
+        return ALLOW
+    merged = _merge(conflicts)
+    for line in capped(overlap_lines(merged), SHOWN_LINES):
+        say(line)
+    # A server older than certain overlaps sends no "certain": every conflict counted.
+    certain = [c for c in merged if c.get("certain", True)]
+    if mode == "block" and certain:
+        say(
+            f"commit refused: the project is in block mode and {len(certain)} other "
+            "session(s) hold these paths for certain"
+        )
+        say(HOW_PAST)
+        return REFUSE
+    if mode == "block":
+        say(
+            "commit allowed: these overlaps hold only if a path is a directory "
+            "(block mode refuses certain ones only)"
+        )
+        return ALLOW
+    say("commit allowed (warn mode); tell the agents above, or narrow your change")
+    return ALLOW
+
+
+def overlap_lines(conflicts: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """One line per (path, agent, their pattern), saying whether the overlap is certain:
+    ``src/a.py is claimed by alice for certain (their pattern src/**)``, or
+    ``package.json/a.py is claimed by alice only if `package.json` is a directory (...)``.
+    """
+    for conflict in conflicts:
+        agent = conflict.get("agent_name", "?")
+        if conflict.get("overlapping_area"):
+            yield f"same work area {conflict.get('declared_area')!r} as {agent}"
+        for overlap in conflict.get("overlapping_files") or []:
+            if overlap.get("certain", True):
+                how = "for certain"
+            else:
+                how = f"only if `{overlap.get('if_directory')}` is a directory"
+            yield (
+                f"{overlap.get('example')} is claimed by {agent} {how} "
+                f"(their pattern {overlap.get('their_pattern')})"
+            )
+
+
+def _unknown_token(answer: Any) -> bool:
+    return isinstance(answer, LeanApiError) and answer.code == "SESSION_NOT_FOUND"
+
+
+def _merge(conflicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Several chunks may each report the same session: show it once per overlap."""
+    by_session: dict[str, dict[str, Any]] = {}
+    for conflict in conflicts:
+        sid = conflict.get("session_id", "")
+        if sid in by_session:
+            merged = by_session[sid]
+            merged["overlapping_files"].extend(conflict.get("overlapping_files") or [])
+            merged["certain"] = merged.get("certain", True) or conflict.get("certain", True)
+        else:
+            by_session[sid] = {
+                **conflict,
+                "overlapping_files": list(conflict.get("overlapping_files") or []),
+            }
+    return list(by_session.values())
+
+
+def main() -> int:
+    return check()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

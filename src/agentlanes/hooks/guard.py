@@ -1,0 +1,386 @@
+"""The editor guard: Claude Code's hooks (``lanes guard``), one command for three events.
+
+Claude Code runs the hook command with the event as JSON on stdin
+(https://code.claude.com/docs/en/hooks): ``session_id``, ``transcript_path``, ``cwd``,
+``hook_event_name`` and the event's own fields. By ``hook_event_name``:
+
+- ``SessionStart``: check in as ``claude-<session_id>`` (``agentlanes.hooks.agent_session``);
+- ``PreToolUse``: every file the tool will change (``Edit``, ``Write``, ``MultiEdit``,
+  ``NotebookEdit``, and ``Bash`` commands read by ``agentlanes.hooks.shellwrites``) is checked
+  against the other live sessions. A certain overlap in a ``block`` project is denied
+  (``permissionDecision: "deny"`` with the reason); anything else gets no decision, a
+  warning as ``additionalContext`` when there is one. A file outside the session's claims
+  then joins them (``POST /api/v1/status``), so others see it live. Reads and tools that
+  change no file are never denied: they get no output at all;
+- ``SessionEnd``: check out with the files git sees changed that the session claims.
+
+The hook never exits 2 (Claude Code reads that as "block this tool call"): unreadable
+input, a missing key, an unreachable server or a bug of ours all end with one line on
+stderr and exit 0, unless ``fail_closed = true`` turns an unreachable server into a deny.
+Like the git hook it imports only the standard library and the lean client parts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
+from agentlanes.hooks.agent_name import agent_for
+from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call, call_many
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from agentlanes.client.config import LocalConfig
+
+FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path"}
+NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
+SHOWN_LINES = 10
+USAGE = "usage: lanes guard [--allow]  (a Claude Code hook: reads the event as JSON on stdin)"
+
+
+class GuardInputError(ValueError):
+    """The JSON on stdin is not a hook event we can read."""
+
+
+def tool_targets(payload: dict[str, Any]) -> tuple[list[tuple[str, bool]], str]:
+    """(the files or globs the tool call will change, as absolute paths; the agent's cwd)."""
+    tool = payload.get("tool_name")
+    tool = tool if isinstance(tool, str) else ""
+    tool_input = payload.get("tool_input")
+    cwd = payload.get("cwd")
+    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    if tool_input is not None and not isinstance(tool_input, dict):
+        raise GuardInputError("tool_input: expected an object")
+    tool_input = tool_input or {}
+    key = FILE_TOOLS.get(tool) or NOTEBOOK_TOOLS.get(tool)
+    if key:
+        raw = tool_input.get(key)
+        if not isinstance(raw, str) or not raw:
+            return [], base
+        return [(os.path.normpath(os.path.join(base, raw)), False)], base
+    if tool == "Bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return [], base
+        from agentlanes.hooks.shellwrites import written_paths
+
+        return written_paths(command, base), base
+    return [], base  # Read, Grep, Glob, and tools we do not know: nothing changes
+
+
+def _scope(targets: list[tuple[str, bool]], root: str) -> tuple[list[str], list[str]]:
+    """(concrete paths, patterns) relative to the repository root.
+
+    A directory (``rm -r src/old``) is sent as ``src/old/`` and a glob as itself: both as
+    patterns, since they stand for everything below or matching them.
+    """
+    paths: list[str] = []
+    patterns: list[str] = []
+    prefix = root.rstrip(os.sep) + os.sep
+    for full, is_glob in targets:
+        if not full.startswith(prefix):
+            continue  # outside this repository
+        rel = full[len(prefix) :].replace(os.sep, "/")
+        if rel == ".git" or rel.startswith(".git/"):
+            continue
+        if is_glob:
+            patterns.append(rel)
+        elif os.path.isdir(full):
+            patterns.append(rel + "/")
+        else:
+            paths.append(rel)
+    return list(dict.fromkeys(paths)), list(dict.fromkeys(patterns))
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def _context(event: str, notes: list[str], allow: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"hookEventName": event}
+    if allow:
+        out["permissionDecision"] = "allow"
+    if notes:
+        out["additionalContext"] = "\n".join(notes)
+        if allow:
+            out["permissionDecisionReason"] = notes[0]
+    return {"hookSpecificOutput": out} if len(out) > 1 else {}
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def overlap_lines(conflicts: list[dict[str, Any]]) -> list[str]:
+    """``src/a.py is claimed by alice (their pattern src/**)`` (+ when it is uncertain)."""
+    lines = []
+    for c in conflicts:
+        agent = c.get("agent_name", "?")
+        if c.get("overlapping_area"):
+            lines.append(f"agentlanes: same work area {c.get('declared_area')!r} as {agent}")
+        for f in c.get("overlapping_files") or []:
+            line = (
+                f"agentlanes: {f.get('example')} is claimed by {agent} "
+                f"(their pattern {f.get('their_pattern')})"
+            )
+            if not f.get("certain", True):
+                line += f", only if {f.get('if_directory')} is a directory"
+            lines.append(line)
+    if len(lines) > SHOWN_LINES:
+        lines[SHOWN_LINES:] = [f"agentlanes: ... and {len(lines) - SHOWN_LINES} more"]
+    return lines
+
+
+def _certain(conflicts: list[dict[str, Any]]) -> bool:
+    """Some overlap holds for certain (a missing ``certain`` field counts as certain)."""
+    for c in conflicts:
+        if c.get("overlapping_area"):
+            return True
+        if any(f.get("certain", True) for f in c.get("overlapping_files") or []):
+            return True
+    return False
+
+
+# -- PreToolUse ------------------------------------------------------------------------------
+
+
+def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False) -> dict[str, Any]:
+    """The answer to one PreToolUse call (an empty dict: nothing to say)."""
+    if not isinstance(payload, dict):
+        raise GuardInputError("stdin: expected a JSON object (a Claude Code hook event)")
+    env = dict(os.environ) if env is None else env
+    targets, base = tool_targets(payload)
+    if not targets:
+        return {}
+    # The repository the agent works in; else the one of the first file (an agent may
+    # edit in a sibling worktree).
+    found = find_repo_root(base) if os.path.isdir(base) else None
+    paths, patterns = _scope(targets, found) if found else ([], [])
+    if not paths and not patterns:
+        start = os.path.dirname(targets[0][0])
+        while start and not os.path.isdir(start):
+            start = os.path.dirname(start)
+        found = find_repo_root(start) if start else None
+        if found is None:
+            return {}
+        paths, patterns = _scope(targets, found)
+        if not paths and not patterns:
+            return {}
+    try:
+        cfg = load_config(found, env)
+    except ConfigError as exc:
+        return _context("PreToolUse", [f"agentlanes: {exc}; edit not checked"], allow)
+    if not cfg.api_key:
+        return _context("PreToolUse", [], allow)
+    return _check_edit(cfg, payload, env, paths, patterns, allow)
+
+
+def _check_edit(
+    cfg: LocalConfig,
+    payload: dict[str, Any],
+    env: dict[str, str],
+    paths: list[str],
+    patterns: list[str],
+    allow: bool,
+) -> dict[str, Any]:
+    agent = agent_for(payload, env)
+    try:
+        session = read_session(cfg, env, agent=agent)
+    except ConfigError:
+        session = None
+    notes: list[str] = []
+    token = session.get("session_token") if session else None
+    mine = session.get("session_id") if session else None
+    body: dict[str, Any] = {}
+    if paths:
+        body["paths"] = paths
+    if patterns:
+        body["patterns"] = patterns
+    # Usually one request: the check, without the token when we know our session's id, so
+    # our own claims come back too and say which files are already ours. A heartbeat goes
+    # along once half the heartbeat interval has passed (an agent at work is alive); the
+    # project's mode is asked only when someone else holds something.
+    requests: list[Any] = [("POST", "/api/v1/conflicts/check", body, None if mine else token)]
+    beat = bool(token) and _heartbeat_due(session)
+    if beat:
+        requests.append(("POST", "/api/v1/heartbeat", {}, token))
+    try:
+        answers = call_many(cfg, requests)
+        check = answers[0]
+        if isinstance(check, LeanApiError):
+            raise check
+        conflicts = check.get("conflicts") or []
+        own = [c for c in conflicts if mine and c.get("session_id") == mine]
+        others = [c for c in conflicts if not (mine and c.get("session_id") == mine)]
+        project = call(cfg, "GET", "/api/v1/project") if others else {}
+    except LeanUnreachable as exc:
+        if cfg.fail_closed:
+            return _deny(f"agentlanes: server unreachable at {cfg.url} ({exc}); fail_closed is set")
+        return _context("PreToolUse", [f"agentlanes: server unreachable ({exc}); not checked"])
+    except LeanApiError as exc:
+        return _context("PreToolUse", [f"agentlanes: the server refused the check ({exc})"], allow)
+    ended = beat and isinstance(answers[1], LeanApiError) and answers[1].status in (404, 410)
+    if beat and not ended and session:
+        _beaten(session)
+    if others and project.get("conflict_mode") == "block" and _certain(others):
+        return _deny(
+            "\n".join(
+                [
+                    *overlap_lines(others),
+                    "agentlanes: edit refused (block mode): coordinate with that agent, "
+                    "or pick other files",
+                ]
+            )
+        )
+    notes.extend(overlap_lines(others))
+    # Claims follow edits: what this call changes and our claims do not cover yet joins
+    # them, now that its check has passed.
+    covered = {
+        str(f.get("pattern")).rstrip("/") for c in own for f in c.get("overlapping_files") or []
+    }
+    new = [p for p in [*paths, *patterns] if p.rstrip("/") not in covered]
+    if session is None or ended:
+        if agent is None:
+            if session is None:
+                notes.append(
+                    "agentlanes: you are not checked in (run `lanes checkin`); "
+                    "others cannot see you"
+                )
+            else:
+                notes.append("agentlanes: your saved session has ended (check in again)")
+        else:
+            notes.extend(_join_again(cfg, agent, session, new))
+    elif new:
+        notes.extend(_claim(cfg, session, new))
+    return _context("PreToolUse", notes, allow)
+
+
+def _heartbeat_due(session: dict[str, Any] | None) -> bool:
+    """Half an interval since the last heartbeat (the session file's mtime records it)."""
+    source = (session or {}).get("source")
+    if not source or source == "AGENTLANES_SESSION_TOKEN":
+        return True
+    interval = float((session or {}).get("heartbeat_interval_seconds") or 30)
+    try:
+        return time.time() - os.path.getmtime(source) >= interval / 2
+    except OSError:
+        return True
+
+
+def _beaten(session: dict[str, Any]) -> None:
+    source = session.get("source")
+    if source and source != "AGENTLANES_SESSION_TOKEN":
+        try:  # noqa: SIM105 - contextlib is one more import on every edit
+            os.utime(source)
+        except OSError:
+            pass
+
+
+def _claim(cfg: LocalConfig, session: dict[str, Any], new: list[str]) -> list[str]:
+    """Add ``new`` to the session's declared files (a status change others see live)."""
+    from agentlanes.client.config import save_session
+
+    declared = list(session.get("declared_files") or [])
+    wanted = declared + [p for p in new if p not in declared]
+    try:
+        result = call(
+            cfg, "POST", "/api/v1/status", {"declared_files": wanted}, session["session_token"]
+        )
+    except LeanUnreachable as exc:
+        return [f"agentlanes: server unreachable ({exc}); your claims were not widened"]
+    except LeanApiError as exc:
+        if exc.status in (404, 410) and session.get("agent_name"):
+            return _join_again(cfg, session["agent_name"], session, new)  # it ended meanwhile
+        return [f"agentlanes: could not add {', '.join(new)} to your claims ({exc})"]
+    if session.get("source") not in (None, "AGENTLANES_SESSION_TOKEN") and session.get(
+        "agent_name"
+    ):
+        session["declared_files"] = result.get("declared_files", wanted)
+        save_session(cfg, session)
+    return []
+
+
+def _join_again(
+    cfg: LocalConfig, agent: str, session: dict[str, Any] | None, new: list[str]
+) -> list[str]:
+    """A Claude Code session with no live agentlanes session (hooks added mid-session, or it
+    timed out while idle): check in now, claiming what it had and what it is changing."""
+    from agentlanes.hooks.agent_session import checkin_for
+
+    declared = list((session or {}).get("declared_files") or [])
+    files = declared + [p for p in new if p not in declared]
+    try:
+        checkin_for(cfg, agent, files, meta={"tool": "claude-code", "joined": "PreToolUse"})
+    except (LeanUnreachable, LeanApiError, ConfigError) as exc:
+        return [f"agentlanes: could not check you in as {agent} ({exc})"]
+    return []
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def handle(payload: Any, env: dict[str, str] | None = None, allow: bool = False) -> dict[str, Any]:
+    """The answer to one hook event, whichever it is."""
+    if not isinstance(payload, dict):
+        raise GuardInputError("stdin: expected a JSON object (a Claude Code hook event)")
+    event = payload.get("hook_event_name")
+    if event == "SessionStart":
+        from agentlanes.hooks.agent_session import session_start
+
+        return session_start(payload, env)
+    if event == "SessionEnd":
+        from agentlanes.hooks.agent_session import session_end
+
+        return session_end(payload, env)
+    if event not in (None, "PreToolUse"):
+        return {}  # an event this hook was not set up for: nothing to say
+    return decide(payload, env, allow)
+
+
+def run(stdin: TextIO | None = None, stdout: TextIO | None = None, allow: bool = False) -> int:
+    """Read the event, write the answer. Always 0: exit 2 would block the tool call."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    try:
+        payload = json.loads(stdin.read() or "null")
+        answer = handle(payload, allow=allow)
+    except (ValueError, GuardInputError) as exc:
+        message = str(exc) if isinstance(exc, GuardInputError) else f"stdin: not JSON ({exc})"
+        print(f"agentlanes guard: {message}; tool call not checked", file=sys.stderr)
+        return 0
+    except Exception as exc:  # a bug of ours must not stop the agent's work
+        print(
+            f"agentlanes guard: internal error ({type(exc).__name__}: {exc}); not checked",
+            file=sys.stderr,
+        )
+        return 0
+    if answer:
+        stdout.write(json.dumps(answer) + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "-h" in argv or "--help" in argv:
+        print(USAGE)
+        return 0
+    unknown = [a for a in argv if a != "--allow"]
+    if unknown:
+        # Exit 1: Claude Code shows it as a non-blocking error; the tool call goes on.
+        print(f"agentlanes guard: unknown option {unknown[0]}; {USAGE}", file=sys.stderr)
+        return 1
+    return run(allow="--allow" in argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""Messages between agents: to one agent name or ``broadcast``, with per-recipient read and
+acknowledgement state. Each message is written with its ``message.created`` event, so every
+subscriber (the recipient's attached socket among them) gets it live, body included."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, or_
+from sqlmodel import col, select
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from agentlanes.clock import iso, utcnow
+from agentlanes.errors import InvalidInput, NotFound
+from agentlanes.services import validation
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.paging import FIRST_PAGE, Page, PageRequest
+from agentlanes.services.session_auth import active_session
+from agentlanes.settings import LIMITS
+from agentlanes.store.coordination import Message, MessageReceipt
+from agentlanes.store.models import Project
+
+BROADCAST = "broadcast"
+DEFAULT_TYPE = "message"
+
+
+@dataclass(frozen=True)
+class MessageInput:
+    to: str | None = None
+    body: str | None = None
+    type: str | None = None
+    thread_id: str | None = None
+
+
+def message_view(m: Message, receipt: MessageReceipt | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "message_id": m.id,
+        "from": m.sender,
+        "from_session_id": m.sender_session_id,
+        "to": m.recipient,
+        "type": m.type,
+        "thread_id": m.thread_id,
+        "body": m.body,
+        "created_at": iso(m.created_at),
+    }
+    # The reader's own state (null in the sender's copy and in the event).
+    view["read_at"] = iso(receipt.read_at) if receipt else None
+    view["acked_at"] = iso(receipt.acked_at) if receipt else None
+    return view
+
+
+async def send(
+    ctx: ServiceContext, project: Project, data: MessageInput, token: str | None
+) -> dict[str, Any]:
+    """Send a message from the caller's agent; the recipient need not be online."""
+    if data.to is None:
+        raise InvalidInput("to", "required: an agent name or broadcast")
+    if data.to != BROADCAST and not validation.AGENT_NAME_RE.match(data.to):
+        raise InvalidInput("to", "must be an agent name (1-64 of A-Z a-z 0-9 . _ -) or broadcast")
+    if data.body is None:
+        raise InvalidInput("body", "required")
+    if not data.body.strip():
+        raise InvalidInput("body", "must not be empty")
+    if len(data.body) > ctx.settings.max_message_body_chars:
+        raise InvalidInput(
+            "body", f"must be at most {ctx.settings.max_message_body_chars} characters"
+        )
+    kind = validation.check_text(
+        data.type, "type", max_chars=LIMITS.message_type_chars, single_line=True
+    )
+    thread = validation.check_text(
+        data.thread_id, "thread_id", max_chars=LIMITS.message_thread_chars, single_line=True
+    )
+    assert project.id is not None
+    async with ctx.project_tx(project.id) as tx:
+        session = await active_session(tx.db, project, token, within_ttl=True)
+        message = Message(
+            project_id=project.id,
+            sender=session.agent_name,
+            sender_session_id=session.id,
+            recipient=data.to,
+            type=kind or DEFAULT_TYPE,
+            thread_id=thread,
+            body=data.body,
+            created_at=utcnow(),
+        )
+        tx.db.add(message)
+        await tx.db.flush()  # the id
+        view = message_view(message)
+        await tx.emit("message.created", {"message": view})
+    return view
+
+
+def _inbox_condition(project_id: int, agent: str) -> Any:
+    """Messages to the agent, and broadcasts from anyone else."""
+    return and_(
+        Message.project_id == project_id,  # type: ignore[arg-type]
+        or_(
+            Message.recipient == agent,  # type: ignore[arg-type]
+            and_(Message.recipient == BROADCAST, Message.sender != agent),  # type: ignore[arg-type]
+        ),
+    )
+
+
+async def inbox(
+    ctx: ServiceContext,
+    project: Project,
+    token: str | None,
+    *,
+    unread: bool = False,
+    unacked: bool = False,
+    type_: str | None = None,
+    thread_id: str | None = None,
+    after_id: int | None = None,
+    page: PageRequest = FIRST_PAGE,
+) -> dict[str, Any]:
+    """The caller's agent's messages, oldest first, with this agent's read/ack state.
+
+    Pages by ``limit``/``offset`` or by ``after_id`` (the last ``message_id`` seen)."""
+    if after_id is not None and after_id < 0:
+        raise InvalidInput("after_id", "must be 0 or more")
+    assert project.id is not None
+    async with ctx.db.read() as db:
+        session = await active_session(db, project, token, within_ttl=True)
+        agent = session.agent_name
+        conditions: list[Any] = [_inbox_condition(project.id, agent)]
+        if type_ is not None:
+            conditions.append(Message.type == type_)
+        if thread_id is not None:
+            conditions.append(Message.thread_id == thread_id)
+        if after_id is not None:
+            conditions.append(col(Message.id) > after_id)
+        join_on = and_(
+            MessageReceipt.message_id == Message.id,  # type: ignore[arg-type]
+            MessageReceipt.agent_name == agent,  # type: ignore[arg-type]
+        )
+        if unread:
+            conditions.append(col(MessageReceipt.read_at).is_(None))
+        if unacked:
+            conditions.append(col(MessageReceipt.acked_at).is_(None))
+        base = select(Message, MessageReceipt).outerjoin(MessageReceipt, join_on).where(*conditions)
+        rows = (
+            await db.exec(base.order_by(col(Message.id)).limit(page.limit).offset(page.offset))  # type: ignore[arg-type]
+        ).all()
+        total = (
+            await db.exec(
+                select(func.count())
+                .select_from(Message)
+                .outerjoin(MessageReceipt, join_on)
+                .where(*conditions)
+            )
+        ).one()
+        unread_count = (
+            await db.exec(
+                select(func.count())
+                .select_from(Message)
+                .outerjoin(MessageReceipt, join_on)
+                .where(_inbox_condition(project.id, agent), col(MessageReceipt.read_at).is_(None))
+            )
+        ).one()
+    return Page(rows, int(total), page).answer(
+        "messages", lambda row: message_view(*row), agent_name=agent, unread=int(unread_count)
+    )
+
+
+async def _mine(db: AsyncSession, project_id: int, message_id: int, agent: str) -> Message:
+    message = await db.get(Message, message_id)
+    if (
+        message is None
+        or message.project_id != project_id
+        or not (
+            message.recipient == agent
+            or (message.recipient == BROADCAST and message.sender != agent)
+        )
+    ):
+        raise NotFound(f"no message {message_id} in this agent's inbox")
+    return message
+
+
+async def mark(
+    ctx: ServiceContext, project: Project, message_id: int, token: str | None, *, ack: bool
+) -> dict[str, Any]:
+    """Mark a message read (or acknowledged, which implies read) for the caller's agent.
+    Idempotent: the first time writes ``message.read`` / ``message.acked``, later calls
+    change nothing and write no event."""
+    assert project.id is not None
+    async with ctx.project_tx(project.id) as tx:
+        session = await active_session(tx.db, project, token, within_ttl=True)
+        agent = session.agent_name
+        message = await _mine(tx.db, project.id, message_id, agent)
+        receipt = (
+            await tx.db.exec(
+                select(MessageReceipt).where(
+                    MessageReceipt.message_id == message_id, MessageReceipt.agent_name == agent
+                )
+            )
+        ).first()
+        if receipt is None:
+            receipt = MessageReceipt(message_id=message_id, agent_name=agent)
+        now = utcnow()
+        changed = False
+        if receipt.read_at is None:
+            receipt.read_at = now
+            changed = True
+        if ack and receipt.acked_at is None:
+            receipt.acked_at = now
+            changed = True
+        if changed:
+            tx.db.add(receipt)
+            await tx.emit(
+                "message.acked" if ack else "message.read",
+                {
+                    "message_id": message.id,
+                    "agent_name": agent,
+                    "read_at": iso(receipt.read_at),
+                    "acked_at": iso(receipt.acked_at),
+                },
+            )
+        view = message_view(message, receipt)
+    return view

@@ -1,0 +1,48 @@
+"""One write transaction on one project: its state changes and their events, written
+together under the project's lock (``ServiceContext.project_tx`` opens it)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import text
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from agentlanes.clock import iso, utcnow
+from agentlanes.store.models import AgentSession, Event
+
+
+@dataclass
+class ProjectTx:
+    """One write transaction on one project: state changes plus their events.
+
+    ``db`` is the database session (SQLModel's), not an agent's session."""
+
+    db: AsyncSession
+    project_id: int
+    # What runs when a session ends in this transaction (ServiceContext.on_session_end).
+    session_end_listeners: tuple[SessionEndListener, ...] = ()
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    async def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Write an event row with the project's next offset, in this transaction."""
+        result = await self.db.exec(
+            text(
+                "UPDATE projects SET last_offset = last_offset + 1 WHERE id = :id "
+                "RETURNING last_offset"
+            ),
+            params={"id": self.project_id},
+        )
+        offset = int(result.scalar_one())
+        now = utcnow()
+        self.db.add(Event(project_id=self.project_id, offset=offset, type=type_, ts=now, data=data))
+        frame = {"offset": offset, "type": type_, "ts": iso(now), "data": data}
+        self.events.append(frame)
+        return frame
+
+
+# ``async (tx, session, reason) -> None``, run as a session ends (``reason`` is its end
+# status: checked_out, superseded, timed_out); each writes its own events in ``tx``.
+SessionEndListener = Callable[[ProjectTx, AgentSession, str], Awaitable[None]]
