@@ -21,7 +21,8 @@ After a 30 s warm-up (the agents start over its first 20 s), every interval (a m
 15 s with --quick) it prints the server's RSS and open file
 descriptors (from /proc/<pid>; the descriptors' median of samples every 2 s, since
 connections come and go), p50/p99 of each call in that interval, events per
-second, the database's size and any unexpected answers. At the end, the verdicts of #19:
+second, the mean pause of the server's scheduled full garbage collections ("gc ms"),
+the database's size and any unexpected answers. At the end, the verdicts of #19:
 RSS and fds flat after warm-up (growth at most 5 % over the last half of the run), and
 each call's p99 in every interval within 1.5x of its first interval's.
 
@@ -317,6 +318,17 @@ async def database_mb(db_url: str, sqlite_file: Path | None) -> float:
         await conn.close()
 
 
+async def gc_totals(http: httpx.AsyncClient) -> tuple[float, float]:
+    """How many scheduled full collections the server ran, and their pauses' sum (s)."""
+    text = (await http.get("/metrics")).text
+    found = {"count": 0.0, "sum": 0.0}
+    for line in text.splitlines():
+        for what in found:
+            if line.startswith(f"agentlanes_gc_full_collection_seconds_{what} "):
+                found[what] = float(line.split()[1])
+    return found["count"], found["sum"]
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -332,6 +344,7 @@ class Interval:
     db_mb: float
     server_cpu: float  # percent of one core
     client_cpu: float
+    gc_ms: float  # the mean pause of the interval's scheduled full collections
     tally: Tally
 
 
@@ -349,7 +362,7 @@ def width(call: str) -> int:
 
 
 def header(calls: list[str]) -> str:
-    cells = ["time", "RSS MB", " fds", "req/s", " ev/s", "  DB MB", "  srv", "  cli"]
+    cells = ["time", "RSS MB", " fds", "req/s", " ev/s", "  DB MB", "  srv", "  cli", "gc ms"]
     cells += [c.rjust(width(c)) for c in calls]
     return " ".join([*cells, "unexpected"])
 
@@ -365,6 +378,7 @@ def interval_line(row: Interval, calls: list[str], seconds: float) -> str:
         f"{row.db_mb:7.1f}",
         f"{row.server_cpu:4.0f}%",
         f"{row.client_cpu:4.0f}%",
+        f"{row.gc_ms:5.1f}",
     ]
     for c in calls:
         lat = latencies(t, c)
@@ -466,6 +480,7 @@ async def soak(
         started = time.monotonic()
         _, _, server_cpu0 = proc_stats(pid)
         client_cpu0 = time.process_time()
+        gc0 = await gc_totals(http)
 
         async def sample_fds() -> None:
             while True:
@@ -480,6 +495,9 @@ async def soak(
                 tally, swarm.tally = swarm.tally, Tally()
                 rss, fds, server_cpu = proc_stats(pid)
                 client_cpu = time.process_time()
+                gc = await gc_totals(http)
+                collections, paused = gc[0] - gc0[0], gc[1] - gc0[1]
+                gc0 = gc
                 row = Interval(
                     end_s=time.monotonic() - started,
                     rss_mb=rss,
@@ -487,6 +505,7 @@ async def soak(
                     db_mb=await database_mb(db_url, sqlite_file),
                     server_cpu=100 * (server_cpu - server_cpu0) / interval,
                     client_cpu=100 * (client_cpu - client_cpu0) / interval,
+                    gc_ms=1000 * paused / collections if collections else 0.0,
                     tally=tally,
                 )
                 server_cpu0, client_cpu0 = server_cpu, client_cpu

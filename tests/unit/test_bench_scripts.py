@@ -69,7 +69,7 @@ def test_wrk_sends_each_call_in_turn_and_reports(tmp_path: Path) -> None:
 def row(rss: float, fds: int, p99_samples: list[float]) -> Interval:
     tally = Tally()
     tally.latencies["heartbeat"].extend(p99_samples)
-    return Interval(0, rss, fds, 0, 0, 0, tally)
+    return Interval(0, rss, fds, 0, 0, 0, 0, tally)
 
 
 def test_soak_verdicts_judge_the_last_half_and_the_first_interval() -> None:
