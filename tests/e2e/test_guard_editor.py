@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +99,29 @@ def test_guard_input_edge_cases(agent_server: ServerProcess, tmp_path: Path) -> 
         assert done.stderr.startswith("agentlanes guard:") and len(done.stderr.splitlines()) == 1
         assert "not checked" in done.stderr
         no_traceback(done)
+
+
+def test_the_former_module_name_still_guards(agent_server: ServerProcess, tmp_path: Path) -> None:
+    """Hooks written by hand as ``python -m agentlanes.guard`` (the module before it moved to
+    ``agentlanes.hooks``) keep working through a shim."""
+    key = new_project(agent_server.url, conflict_mode="block")["api_key"]
+    env_a = isolated_env(tmp_path / "home-a", agent_server.url, key)
+    env_b = isolated_env(tmp_path / "home-b", agent_server.url, key, AGENTLANES_AGENT_NAME="bob")
+    alice = make_repo(tmp_path / "alice", env_a)
+    bob = make_repo(tmp_path / "bob", env_b)
+    lanes_json(alice, env_a, "checkin", "--agent", "alice", "--files", "src/api/**")
+    lanes_json(bob, env_b, "checkin", "--agent", "bob", "--files", "docs/**")
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlanes.guard"],
+        input=tool_call(bob, str(bob / "src/api/app.py")),
+        capture_output=True,
+        text=True,
+        cwd=bob,
+        env=env_b,
+        timeout=60,
+    )
+    no_traceback(done)
+    assert done.returncode == 0, done.stderr
+    hook = json.loads(done.stdout)["hookSpecificOutput"]
+    assert hook["permissionDecision"] == "deny"
+    assert "claimed by alice" in hook["permissionDecisionReason"]

@@ -84,6 +84,14 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     lanes_json(repo, env, "init")
     pre = json.loads((repo / ".claude/settings.json").read_text())["hooks"]["PreToolUse"]
     assert len(pre) == 2 and pre[1]["hooks"][0]["command"] == "lanes guard"
+    # So is the module's former name, from before the guard moved to agentlanes.hooks.
+    pre[1]["hooks"][0]["command"] = "python -m agentlanes.guard"
+    (repo / ".claude/settings.json").write_text(
+        json.dumps({**settings, "hooks": {**settings["hooks"], "PreToolUse": pre}})
+    )
+    lanes_json(repo, env, "init")
+    pre = json.loads((repo / ".claude/settings.json").read_text())["hooks"]["PreToolUse"]
+    assert len(pre) == 2 and pre[1]["hooks"][0]["command"] == "lanes guard"
 
     # --mcp http points .mcp.json at the server's /mcp with the key from the environment.
     lanes_json(repo, env, "init", "--mcp", "http")

@@ -39,7 +39,7 @@ CLOSE_TRY_AGAIN_LATER = 1013  # the database is away: reconnect with since= shor
 CLOSE_TOO_BIG = 1009
 PAGE = 500
 # How long a 4008 close may take before we stop waiting for it (the server protocol then
-# aborts the connection itself; see api/wsprotocol.py).
+# aborts the connection itself; see server/wsprotocol.py).
 CLOSE_WAIT_SECONDS = 2.0
 
 

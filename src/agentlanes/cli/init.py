@@ -26,6 +26,7 @@ from agentlanes.cli.errors import EXIT_USAGE, CommandError
 from agentlanes.cli.output import add_json, client_errors, emit_json
 
 GUARD_COMMAND = "lanes guard"
+GUARD_SPELLINGS = ("lanes guard", "agentlanes.hooks.guard", "agentlanes.guard")
 # The tools whose calls change files (Bash: the guard reads the command's words).
 EDIT_TOOLS = "Edit|MultiEdit|Write|NotebookEdit|Bash"
 HOOK_EVENTS: dict[str, dict[str, Any]] = {
@@ -131,14 +132,12 @@ def plan_config(root: Path, url: str) -> Change:
 
 def _is_ours(group: Any) -> bool:
     """A hook group that runs the guard (however it was spelled: ``lanes guard``,
-    ``agentlanes guard``, ``python -m agentlanes.hooks.guard``)."""
+    ``agentlanes guard``, ``python -m agentlanes.hooks.guard``, or the module's former
+    name ``agentlanes.guard``)."""
     hooks = group.get("hooks") if isinstance(group, dict) else None
     return isinstance(hooks, list) and any(
         isinstance(h, dict)
-        and (
-            "lanes guard" in str(h.get("command"))
-            or "agentlanes.hooks.guard" in str(h.get("command"))
-        )
+        and any(spelling in str(h.get("command")) for spelling in GUARD_SPELLINGS)
         for h in hooks
     )
 
