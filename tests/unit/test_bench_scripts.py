@@ -97,3 +97,10 @@ def test_soak_verdicts_judge_the_last_half_and_the_first_interval() -> None:
     # Too few samples in the first interval: reported, not judged.
     sparse = [row(100, 50, [10.0] * 5), row(100, 50, [99.0] * 100)]
     assert verdicts(sparse, ["heartbeat"])[2].startswith("- heartbeat: too few samples")
+
+    # A later interval under 100 samples is not judged (its "p99" would be its slowest
+    # request) and the line says so; 99 samples are too few, 100 are enough.
+    gap = [row(100, 50, [10.0] * 100), row(100, 50, [99.0] * 99), row(100, 50, [12.0] * 100)]
+    line = verdicts(gap, ["heartbeat"])[2]
+    assert line.startswith("✓") and "1 interval(s) with fewer not judged" in line, line
+    assert verdicts([row(100, 50, [10.0] * 99)], ["heartbeat"])[2].startswith("- heartbeat")
