@@ -4,7 +4,7 @@
 
 One `agentlanes serve` process (PostgreSQL in a scratch database and Redis by default;
 --sqlite for a temp SQLite file), one project with the SPEC's liveness defaults (30 s
-interval, 120 s TTL), and in this process:
+interval, 120 s TTL), and in this process (the load generator):
   * 200 agents, each in a loop: check in (its own package and notes file; now and then a
     broad `**/*.md`), then every 2.5-7.5 s (--pace) one of: heartbeat (at least one per
     interval), a scope change (status), a lease taken and released (50 shared resource
@@ -12,18 +12,23 @@ interval, 120 s TTL), and in this process:
     conflicts check, a presence read; after 30-180 s it checks out, or one time in ten
     vanishes and lets the session time out;
   * 50 WebSocket subscribers reading every event (offsets checked strictly increasing;
-    a subscriber cut off resumes with `since`).
+    a subscriber cut off resumes with `since`), in a process of their own, so that their
+    parsing never stalls the agents' event loop and inflates the agents' timings.
 The client load is modest (about 40 requests a second from one pool of 32 connections;
 enough that most calls have 100 samples a minute), so the client is not what
-saturates; each interval prints the CPU the server and the client used, and the requests
-per second the server answered.
+saturates; each interval prints the CPU the server and the client (both of its
+processes) used, and the requests per second the server answered.
 
-After a 30 s warm-up (the agents start over its first 20 s), every interval (a minute;
-15 s with --quick) it prints the server's RSS and open file
+After a warm-up (the agents start over its first 20 s; it lasts at least 30 s and until
+the server's first scheduled full collection, about a minute after its start), every
+interval (a minute; 15 s with --quick) it prints the server's RSS and open file
 descriptors (from /proc/<pid>; the descriptors' median of samples every 2 s, since
-connections come and go), p50/p99 of each call in that interval, events per
-second, the mean pause of the server's scheduled full garbage collections ("gc ms"),
-the database's size and any unexpected answers. At the end, the verdicts of #19:
+connections come and go), p50/p99 of each call in that interval, events per second,
+the mean pause of the server's scheduled full garbage collections ("gc ms"), the
+database's size and any unexpected answers. At the end: how many requests took
+over 50 ms as the agents timed them and as the server's own request histogram timed
+them, and this process's own stalls (event loop, garbage collection), so that a slow
+request can be told from a slow load generator; then the verdicts of #19:
 RSS and fds flat after warm-up (growth at most 5 % over the last half of the run), and
 each call's p99 in every interval within 1.5x of its first interval's, judged only in
 intervals with at least 100 samples of that call (below that a p99 is the slowest one).
@@ -36,7 +41,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
+import multiprocessing
 import os
 import random
 import secrets
@@ -80,6 +87,13 @@ P99_LIMIT = 1.5  # p99 per interval within 1.5x of the first interval's
 # A call's p99 is judged only in intervals with this many samples: below 100, a
 # nearest-rank p99 is simply the interval's slowest request, and one outlier decides it.
 MIN_SAMPLES = 100
+# Where the slow requests come from: a request over SLOW_MS as the client saw it, as the
+# server's own request histogram timed it, and stalls of this process's event loop (which
+# delay every request in flight, whatever the server does).
+SLOW_MS = 50
+STALL_MS = 20
+STALL_PROBE_SECONDS = 0.01
+CLIENT_GC_SECONDS = 1.0  # this process's own full collections (see soak())
 
 # The answers a call may give in a healthy run (409: a lease held by someone else, a
 # task claimed by another, a session already ended by a timeout or supersede race).
@@ -97,6 +111,35 @@ EXPECTED = {
     "conflicts.check": {200},
     "presence": {200},
 }
+
+
+class Stalls:
+    """This process's own hiccups: event-loop stalls and garbage-collection pauses."""
+
+    def __init__(self) -> None:
+        self.loop: list[float] = []  # ms a sleep overshot, when over STALL_MS
+        self.gc: list[float] = []  # ms of each collection over STALL_MS
+        self._gc_started = 0.0
+
+    def on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        elif (ms := (time.perf_counter() - self._gc_started) * 1000) > STALL_MS:
+            self.gc.append(ms)
+
+    async def watch_loop(self) -> None:
+        while True:
+            t0 = time.perf_counter()
+            await asyncio.sleep(STALL_PROBE_SECONDS)
+            late = (time.perf_counter() - t0 - STALL_PROBE_SECONDS) * 1000
+            if late > STALL_MS:
+                self.loop.append(late)
+
+
+async def collect_garbage_often() -> None:
+    while True:
+        await asyncio.sleep(CLIENT_GC_SECONDS)
+        gc.collect()
 
 
 def say(text: str) -> None:
@@ -258,41 +301,62 @@ class Swarm:
             "task.done", "POST", f"/api/v1/tasks/{task}/status", token, {"status": "done"}
         )
 
-    # -- one subscriber -------------------------------------------------------------------
 
-    async def subscriber(self, ws_url: str, first: bool) -> None:
-        last = -1
-        since = ""
-        while self.running:
-            try:
-                async with connect(
-                    f"{ws_url}/api/v1/events{since}",
-                    additional_headers={"X-API-Key": self.key},
-                    max_size=None,
-                    compression=None,
-                    open_timeout=60,
-                ) as ws:
-                    async for raw in ws:
-                        frame = json.loads(raw)
-                        offset = frame.get("offset")
-                        if not isinstance(offset, int):
-                            continue
-                        if "data" in frame and frame.get("type") != "presence.snapshot":
-                            if offset <= last:
-                                self.tally.disorder += 1
-                            self.tally.deliveries += 1
-                            if first:
-                                self.tally.events += 1
-                        last = max(last, offset)
-            except (ConnectionClosed, OSError, TimeoutError):
-                pass
-            if self.running:
-                self.tally.reconnects += 1
-                since = f"?since={last}" if last >= 0 else ""
-                await asyncio.sleep(1)
+# -- the subscribers, in a process of their own ---------------------------------------------
+# They parse every event (about 25 a second, times 50): in the agents' process, that work
+# and its garbage would share the agents' event loop and collector, and delay the requests
+# in flight. Apart, they cannot touch the agents' timings.
+
+EVENTS, DELIVERIES, DISORDER, RECONNECTS = range(4)  # the shared counters
+
+
+def subscribers_main(ws_url: str, key: str, n: int, counts: Any) -> None:
+    """The child process: n subscribers, counting into ``counts`` (only this process
+    writes them; the agents' process reads them at each interval)."""
+
+    async def all_of_them() -> None:
+        await asyncio.gather(*(subscriber(ws_url, key, counts, i == 0) for i in range(n)))
+
+    asyncio.run(all_of_them())
+
+
+async def subscriber(ws_url: str, key: str, counts: Any, first: bool) -> None:
+    last = -1
+    since = ""
+    while True:
+        try:
+            async with connect(
+                f"{ws_url}/api/v1/events{since}",
+                additional_headers={"X-API-Key": key},
+                max_size=None,
+                compression=None,
+                open_timeout=60,
+            ) as ws:
+                async for raw in ws:
+                    frame = json.loads(raw)
+                    offset = frame.get("offset")
+                    if not isinstance(offset, int):
+                        continue
+                    if "data" in frame and frame.get("type") != "presence.snapshot":
+                        if offset <= last:
+                            counts[DISORDER] += 1
+                        counts[DELIVERIES] += 1
+                        if first:
+                            counts[EVENTS] += 1
+                    last = max(last, offset)
+        except (ConnectionClosed, OSError, TimeoutError):
+            pass
+        counts[RECONNECTS] += 1
+        since = f"?since={last}" if last >= 0 else ""
+        await asyncio.sleep(1)
 
 
 # -- what the server uses -------------------------------------------------------------------
+
+
+def client_cpu(listeners: int | None) -> float:
+    """CPU seconds of the load generator: this process and the subscribers' process."""
+    return time.process_time() + (proc_stats(listeners)[2] if listeners else 0.0)
 
 
 def proc_stats(pid: int) -> tuple[float, int, float]:
@@ -331,6 +395,42 @@ async def gc_totals(http: httpx.AsyncClient) -> tuple[float, float]:
             if line.startswith(f"agentlanes_gc_full_collection_seconds_{what} "):
                 found[what] = float(line.split()[1])
     return found["count"], found["sum"]
+
+
+async def server_timed(http: httpx.AsyncClient) -> tuple[float, float]:
+    return timed_in_metrics((await http.get("/metrics")).text)
+
+
+def timed_in_metrics(text: str) -> tuple[float, float]:
+    """The server's own count of API requests, and of those it answered within SLOW_MS
+    (its request-duration histogram, summed over routes; /metrics itself left out)."""
+    le = f'le="{SLOW_MS / 1000:g}"'
+    total = fast = 0.0
+    for line in text.splitlines():
+        if not line.startswith("agentlanes_request_duration_seconds") or 'path="/metrics"' in line:
+            continue
+        if line.startswith("agentlanes_request_duration_seconds_count{"):
+            total += float(line.split()[-1])
+        elif line.startswith("agentlanes_request_duration_seconds_bucket{") and le in line:
+            fast += float(line.split()[-1])
+    return total, fast
+
+
+def slow_lines(client_ms: list[float], server: tuple[float, float], stalls: Stalls) -> list[str]:
+    """Where the slow requests come from: the server's time, or this process's stalls."""
+    slow = sum(1 for ms in client_ms if ms > SLOW_MS)
+    total, fast = server
+
+    def longest(values: list[float]) -> str:
+        return f" (longest {max(values):.0f} ms)" if values else ""
+
+    return [
+        f"requests over {SLOW_MS} ms: {slow} of {len(client_ms):,} as the client timed them; "
+        f"{total - fast:.0f} of {total:,.0f} as the server timed them (its request histogram, "
+        "from the first byte its middleware saw to the last it sent)",
+        f"this process's stalls over {STALL_MS} ms: {len(stalls.loop)} of its event loop"
+        f"{longest(stalls.loop)}, {len(stalls.gc)} garbage collections{longest(stalls.gc)}",
+    ]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -465,12 +565,16 @@ async def soak(
         )
         r.raise_for_status()
         swarm = Swarm(http, r.json()["api_key"], seed, pace)
-        tasks = [
-            asyncio.create_task(swarm.subscriber(server.ws_url, first=i == 0))
-            for i in range(subscribers)
-        ]
+        spawn = multiprocessing.get_context("spawn")
+        counts = spawn.Array("q", 4, lock=False)
+        listeners = spawn.Process(
+            target=subscribers_main,
+            args=(server.ws_url, swarm.key, subscribers, counts),
+            daemon=True,
+        )
+        listeners.start()
         # Staggered over the first 20 s, not a thundering herd.
-        tasks += [
+        tasks = [
             asyncio.create_task(swarm.agent(i, start_after=20 * i / agents)) for i in range(agents)
         ]
         calls = [*EXPECTED, ALL]
@@ -480,13 +584,34 @@ async def soak(
             f"a line every {interval:.0f} s; per call p50/p99 ms\n"
         )
         # The agents start over the first 20 s; the first interval starts after that.
-        say(f"warming up for {WARMUP_SECONDS:.0f} s")
+        say(f"warming up (at least {WARMUP_SECONDS:.0f} s, and the server's first full collection)")
         await asyncio.sleep(WARMUP_SECONDS)
+        # ... and until the server's first scheduled full collection, which also freezes
+        # what its warm-up built: a one-off pause (30-60 ms) that belongs to start-up, not
+        # to the first interval, whose p99 every later one is judged against.
+        while (await gc_totals(http))[0] < 1:
+            await asyncio.sleep(1)
         swarm.tally = Tally()
+        # A pause of this process's loop makes every request in flight look that much
+        # slower. What warm-up built (200 agents' coroutines, the connection pool) is kept
+        # for the whole run: freeze it, so full collections walk only what is new. And
+        # each httpx request leaves its response and stream in a reference cycle, which
+        # only the collector frees: left to its own schedule, it freed them in batches
+        # that paused the loop for 30-80 ms (a 5-minute run: 7 pauses over 20 ms, and 10
+        # of the 11 requests over 50 ms were not slow on the server); collected every
+        # second, a pass takes 1-2 ms.
+        gc.collect()
+        gc.freeze()
         print(header(calls), flush=True)
+        stalls = Stalls()
+        gc.callbacks.append(stalls.on_gc)
+        tasks.append(asyncio.create_task(stalls.watch_loop()))
+        tasks.append(asyncio.create_task(collect_garbage_often()))
+        timed0 = await server_timed(http)
         started = time.monotonic()
         _, _, server_cpu0 = proc_stats(pid)
-        client_cpu0 = time.process_time()
+        client_cpu0 = client_cpu(listeners.pid)
+        seen0 = list(counts)
         gc0 = await gc_totals(http)
 
         async def sample_fds() -> None:
@@ -501,32 +626,41 @@ async def soak(
                 await asyncio.sleep(interval - ((time.monotonic() - started) % interval))
                 tally, swarm.tally = swarm.tally, Tally()
                 rss, fds, server_cpu = proc_stats(pid)
-                client_cpu = time.process_time()
-                gc = await gc_totals(http)
-                collections, paused = gc[0] - gc0[0], gc[1] - gc0[1]
-                gc0 = gc
+                cpu = client_cpu(listeners.pid)
+                seen = list(counts)
+                tally.events, tally.deliveries, tally.disorder, tally.reconnects = (
+                    now - before for now, before in zip(seen, seen0, strict=True)
+                )
+                seen0 = seen
+                gc_now = await gc_totals(http)
+                collections, paused = gc_now[0] - gc0[0], gc_now[1] - gc0[1]
+                gc0 = gc_now
                 row = Interval(
                     end_s=time.monotonic() - started,
                     rss_mb=rss,
                     fds=int(statistics.median(tally.fds)) if tally.fds else fds,
                     db_mb=await database_mb(db_url, sqlite_file),
                     server_cpu=100 * (server_cpu - server_cpu0) / interval,
-                    client_cpu=100 * (client_cpu - client_cpu0) / interval,
+                    client_cpu=100 * (cpu - client_cpu0) / interval,
                     gc_ms=1000 * paused / collections if collections else 0.0,
                     tally=tally,
                 )
-                server_cpu0, client_cpu0 = server_cpu, client_cpu
+                server_cpu0, client_cpu0 = server_cpu, cpu
                 rows.append(row)
                 print(interval_line(row, calls, interval), flush=True)
                 for what, n in sorted(tally.unexpected.items()):
                     print(f"    unexpected: {what} x{n}", flush=True)
                 if tally.disorder:
                     print(f"    offsets out of order: {tally.disorder}", flush=True)
+            timed = await server_timed(http)
         finally:
+            gc.callbacks.remove(stalls.on_gc)
             swarm.running = False
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            listeners.terminate()
+            listeners.join(10)
     total = Tally()
     for row in rows:
         total.deliveries += row.tally.deliveries
@@ -539,6 +673,9 @@ async def soak(
         f"deliveries, {total.reconnects} subscriber reconnects, "
         f"{total.disorder} offsets out of order\n"
     )
+    client_ms = [ms for row in rows for ms in latencies(row.tally, ALL)]
+    server = (timed[0] - timed0[0], timed[1] - timed0[1])
+    print("\n".join(slow_lines(client_ms, server, stalls)) + "\n")
     if len(rows) >= 2:
         print("\n".join(verdicts(rows, calls)))
     else:

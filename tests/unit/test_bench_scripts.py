@@ -15,7 +15,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.soak import ALL, Interval, Tally, verdicts  # noqa: E402
+from bench.soak import (  # noqa: E402
+    ALL,
+    Interval,
+    Stalls,
+    Tally,
+    slow_lines,
+    timed_in_metrics,
+    verdicts,
+)
 from bench.wrk import Call, Wrk, lua_script  # noqa: E402
 
 
@@ -104,3 +112,31 @@ def test_soak_verdicts_judge_the_last_half_and_the_first_interval() -> None:
     line = verdicts(gap, ["heartbeat"])[2]
     assert line.startswith("✓") and "1 interval(s) with fewer not judged" in line, line
     assert verdicts([row(100, 50, [10.0] * 99)], ["heartbeat"])[2].startswith("- heartbeat")
+
+
+def test_soak_reads_the_servers_own_slow_requests_from_its_histogram() -> None:
+    metrics = "\n".join(
+        [
+            "# HELP agentlanes_request_duration_seconds Request duration, in seconds",
+            'agentlanes_request_duration_seconds_bucket{le="0.025",method="POST",path="/a"} 90.0',
+            'agentlanes_request_duration_seconds_bucket{le="0.05",method="POST",path="/a"} 97.0',
+            'agentlanes_request_duration_seconds_bucket{le="+Inf",method="POST",path="/a"} 100.0',
+            'agentlanes_request_duration_seconds_count{method="POST",path="/a"} 100.0',
+            'agentlanes_request_duration_seconds_bucket{le="0.05",method="GET",path="/b"} 50.0',
+            'agentlanes_request_duration_seconds_count{method="GET",path="/b"} 50.0',
+            # The soak's own scrapes are not the swarm's requests.
+            'agentlanes_request_duration_seconds_bucket{le="0.05",path="/metrics"} 1.0',
+            'agentlanes_request_duration_seconds_count{path="/metrics"} 9.0',
+            "agentlanes_gc_full_collection_seconds_count 3.0",
+        ]
+    )
+    assert timed_in_metrics(metrics) == (150.0, 147.0)
+
+    stalls = Stalls()
+    stalls.loop, stalls.gc = [68.0], [21.0, 77.0]
+    requests, own = slow_lines([10.0, 51.0, 80.0, 50.0], (150.0, 147.0), stalls)
+    assert requests.startswith("requests over 50 ms: 2 of 4 as the client timed them; 3 of 150")
+    assert own == (
+        "this process's stalls over 20 ms: 1 of its event loop (longest 68 ms), "
+        "2 garbage collections (longest 77 ms)"
+    )
