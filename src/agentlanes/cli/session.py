@@ -1,4 +1,5 @@
-"""Session commands: ``checkin``, ``keepalive``, ``status``, ``checkout``.
+"""Session commands: ``checkin``, ``keepalive`` (its work is in ``keepalive.py``),
+``status``, ``checkout``.
 
 Each agent's session is kept in ``<git dir>/agentlanes/sessions/<agent>.json`` (never a
 tracked file), so several agents in one working tree keep one session each; or the token
@@ -9,15 +10,11 @@ comes from ``AGENTLANES_SESSION_TOKEN``. Commands pick the agent with ``--agent`
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 from agentlanes.cli.errors import EXIT_NO_SESSION, EXIT_USAGE, CommandError
+from agentlanes.cli.keepalive import keepalive, stop_keepalive
+from agentlanes.cli.local import local_config, local_session, make_client, marked_files
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
 
 OUTCOMES = ("completed", "partial", "failed")
@@ -64,55 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=checkout)
 
 
-# -- shared ------------------------------------------------------------------------------------
-
-
-def local_config() -> Any:
-    from agentlanes.client.config import load_config
-
-    with client_errors():
-        return load_config()
-
-
-def make_client(cfg: Any, token: str | None = None) -> Any:
-    from agentlanes.client.sync import Client
-
-    return Client(cfg.url, cfg.api_key, session_token=token, timeout=cfg.timeout)
-
-
-def local_session(cfg: Any, agent: str | None = None) -> dict[str, Any]:
-    """The session a command acts on; a clear error when there is none or no telling which."""
-    from agentlanes.client.config import list_sessions, read_session
-
-    with client_errors():
-        session = read_session(cfg, agent=agent)
-    if session is not None:
-        return session
-    agent = agent or cfg.agent_name
-    if agent:
-        message = f"no local session for agent {agent}: run `lanes checkin --agent {agent}`"
-    else:
-        names = [s.get("agent_name") for s in list_sessions(cfg)]
-        if len(names) > 1:
-            raise CommandError(
-                f"{len(names)} agents have sessions here ({', '.join(map(str, names))}): "
-                "pick one with --agent (or AGENTLANES_AGENT_NAME)",
-                EXIT_USAGE,
-                {"error": {"code": "AMBIGUOUS_SESSION", "message": "several local sessions"}},
-            )
-        message = "no local session: run `lanes checkin` (or set AGENTLANES_SESSION_TOKEN)"
-    raise CommandError(
-        message, EXIT_NO_SESSION, {"error": {"code": "NO_SESSION", "message": message}}
-    )
-
-
-def marked_files(cfg: Any, files: list[str] | None) -> tuple[list[str] | None, list[str]]:
-    """``--files`` as sent: a literal naming an existing directory gets its trailing ``/``."""
-    if files is None:
-        return None, []
-    from agentlanes.client.worktree import mark_directories
-
-    return mark_directories(files, cfg.root)
+# -- checkin -----------------------------------------------------------------------------------
 
 
 def _meta(items: list[str] | None) -> dict[str, str] | None:
@@ -125,9 +74,6 @@ def _meta(items: list[str] | None) -> dict[str, str] | None:
             raise CommandError(f"--meta: expected KEY=VALUE, got {item!r}", EXIT_USAGE)
         meta[key] = value
     return meta
-
-
-# -- checkin -----------------------------------------------------------------------------------
 
 
 def checkin(args: argparse.Namespace) -> int:
@@ -186,147 +132,6 @@ def checkin(args: argparse.Namespace) -> int:
         print(f"{len(data['conflicts'])} conflicting session(s):")
         print_conflicts(data["conflicts"])
     return 0
-
-
-# -- keepalive ---------------------------------------------------------------------------------
-
-
-def keepalive(args: argparse.Namespace) -> int:
-    cfg = local_config()
-    session = local_session(cfg, args.agent)
-    token = session["session_token"]
-    agent = session.get("agent_name")
-    if args.background:
-        return _start_background(cfg, args, agent)
-    interval = args.interval or float(session.get("heartbeat_interval_seconds") or 0)
-    with client_errors(), make_client(cfg, token) as client:
-        if args.once:
-            beat = client.heartbeat()
-            if args.json:
-                emit_json(beat.raw())
-            else:
-                print(f"session {beat.session_id} alive until {beat.expires_at}")
-            return 0
-        if not interval:
-            interval = float(client.project().heartbeat_interval_seconds)
-        _exit_on_sigterm()
-        try:
-            if args.socket:
-                return _hold_socket(client, args)
-            return _heartbeat_loop(client, interval, args)
-        finally:
-            _drop_pid_file(cfg, agent)
-
-
-def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> int:
-    from agentlanes.client.errors import Unreachable
-
-    while True:
-        try:
-            beat = client.heartbeat()
-            if args.json:
-                emit_json(beat.raw())
-                sys.stdout.flush()
-        except Unreachable as exc:
-            # The TTL leaves room for a few missed beats: keep trying rather than give up.
-            print(f"agentlanes: {exc}; retrying", file=sys.stderr)
-        time.sleep(interval)
-
-
-def _hold_socket(client: Any, args: argparse.Namespace) -> int:
-    for frame in client.events(attach=True):
-        if frame.type == "attached" and not args.json:
-            print(f"attached: session {frame.model_extra.get('session_id')} lives with this socket")
-            sys.stdout.flush()
-        elif frame.type == "error":
-            error = (frame.model_extra or {}).get("error") or {}
-            if error.get("code") in ("SESSION_NOT_FOUND", "SESSION_ENDED"):
-                raise CommandError(f"{error['code']}: {error.get('message')}", EXIT_NO_SESSION)
-        if args.json and frame.type in ("attached", "error"):
-            emit_json(frame.raw())
-            sys.stdout.flush()
-    return 0
-
-
-def _exit_on_sigterm() -> None:
-    # SIGTERM (from `lanes checkout`) ends the loop through the finally blocks.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-
-
-def _pid_file(cfg: Any, agent: str | None) -> Path | None:
-    """``sessions/<agent>.keepalive.pid`` beside the agent's session file."""
-    if agent is None:
-        return None
-    session_file = cfg.session_file(agent)
-    return None if session_file is None else Path(session_file).with_suffix(".keepalive.pid")
-
-
-def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> int:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None:
-        raise CommandError(
-            "--background needs a git repository and a saved session (it keeps its pid in .git)"
-        )
-    running = _running_keepalive(pid_file)
-    if running:
-        print(f"keepalive already running (pid {running})")
-        return 0
-    command = [sys.executable, "-m", "agentlanes", "keepalive", "--agent", str(agent)]
-    if args.socket:
-        command.append("--socket")
-    if args.interval:
-        command += ["--interval", str(args.interval)]
-    log_path = pid_file.with_suffix(".log")
-    log = log_path.open("ab")
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,  # survives the shell (and the agent's tool call) that ran it
-        cwd=cfg.root,
-    )
-    pid_file.write_text(str(proc.pid))
-    if args.json:
-        emit_json({"pid": proc.pid, "log": str(log_path)})
-    else:
-        print(f"keepalive running in the background (pid {proc.pid}); `lanes checkout` stops it")
-    return 0
-
-
-def _running_keepalive(pid_file: Path) -> int | None:
-    """The pid in the file if that process is still our keepalive (pids get reused)."""
-    try:
-        pid = int(pid_file.read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        try:
-            pid = int(pid_file.read_text().strip())
-            os.kill(pid, 0)  # no /proc (macOS): trust the pid file if the process exists
-            return pid
-        except (OSError, ValueError):
-            return None
-    return pid if b"keepalive" in cmdline else None
-
-
-def _stop_keepalive(cfg: Any, agent: str | None) -> int | None:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None or not pid_file.exists():
-        return None
-    pid = _running_keepalive(pid_file)
-    if pid is not None and pid != os.getpid():
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pid = None
-    pid_file.unlink(missing_ok=True)
-    return pid
-
-
-def _drop_pid_file(cfg: Any, agent: str | None) -> None:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is not None and _running_keepalive(pid_file) == os.getpid():
-        pid_file.unlink(missing_ok=True)
 
 
 # -- status ------------------------------------------------------------------------------------
@@ -434,7 +239,7 @@ def checkout(args: argparse.Namespace) -> int:
     cfg = local_config()
     session = local_session(cfg, args.agent)
     agent = session.get("agent_name")
-    stopped = _stop_keepalive(cfg, agent)
+    stopped = stop_keepalive(cfg, agent)
     with client_errors(), make_client(cfg, session["session_token"]) as client:
         try:
             result = client.checkout(

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agentlanes.cli.errors import EXIT_CONFLICT, EXIT_USAGE, CommandError
+from agentlanes.cli.local import local_config, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
-from agentlanes.cli.session import local_config, make_client
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -146,7 +146,7 @@ class McpEndpoint:
         """The agent behind this tool call: one per MCP session, made on its first call."""
         from mcp.server.mcpserver.exceptions import ToolError
 
-        from agentlanes.mcp.server import Lanes
+        from agentlanes.mcp.lanes import Lanes
 
         request = ctx.request_context.request
         headers = request.headers if request is not None else {}

@@ -1,0 +1,155 @@
+"""``lanes keepalive``: heartbeats on a clock, or an attached socket, in the foreground or
+detached (its pid kept beside the agent's session file, so ``lanes checkout`` stops it)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentlanes.cli.errors import EXIT_NO_SESSION, CommandError
+from agentlanes.cli.local import local_config, local_session, make_client
+from agentlanes.cli.output import client_errors, emit_json
+
+
+def keepalive(args: argparse.Namespace) -> int:
+    cfg = local_config()
+    session = local_session(cfg, args.agent)
+    token = session["session_token"]
+    agent = session.get("agent_name")
+    if args.background:
+        return _start_background(cfg, args, agent)
+    interval = args.interval or float(session.get("heartbeat_interval_seconds") or 0)
+    with client_errors(), make_client(cfg, token) as client:
+        if args.once:
+            beat = client.heartbeat()
+            if args.json:
+                emit_json(beat.raw())
+            else:
+                print(f"session {beat.session_id} alive until {beat.expires_at}")
+            return 0
+        if not interval:
+            interval = float(client.project().heartbeat_interval_seconds)
+        _exit_on_sigterm()
+        try:
+            if args.socket:
+                return _hold_socket(client, args)
+            return _heartbeat_loop(client, interval, args)
+        finally:
+            _drop_pid_file(cfg, agent)
+
+
+def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> int:
+    from agentlanes.client.errors import Unreachable
+
+    while True:
+        try:
+            beat = client.heartbeat()
+            if args.json:
+                emit_json(beat.raw())
+                sys.stdout.flush()
+        except Unreachable as exc:
+            # The TTL leaves room for a few missed beats: keep trying rather than give up.
+            print(f"agentlanes: {exc}; retrying", file=sys.stderr)
+        time.sleep(interval)
+
+
+def _hold_socket(client: Any, args: argparse.Namespace) -> int:
+    for frame in client.events(attach=True):
+        if frame.type == "attached" and not args.json:
+            print(f"attached: session {frame.model_extra.get('session_id')} lives with this socket")
+            sys.stdout.flush()
+        elif frame.type == "error":
+            error = (frame.model_extra or {}).get("error") or {}
+            if error.get("code") in ("SESSION_NOT_FOUND", "SESSION_ENDED"):
+                raise CommandError(f"{error['code']}: {error.get('message')}", EXIT_NO_SESSION)
+        if args.json and frame.type in ("attached", "error"):
+            emit_json(frame.raw())
+            sys.stdout.flush()
+    return 0
+
+
+def _exit_on_sigterm() -> None:
+    # SIGTERM (from `lanes checkout`) ends the loop through the finally blocks.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+
+def _pid_file(cfg: Any, agent: str | None) -> Path | None:
+    """``sessions/<agent>.keepalive.pid`` beside the agent's session file."""
+    if agent is None:
+        return None
+    session_file = cfg.session_file(agent)
+    return None if session_file is None else Path(session_file).with_suffix(".keepalive.pid")
+
+
+def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> int:
+    pid_file = _pid_file(cfg, agent)
+    if pid_file is None:
+        raise CommandError(
+            "--background needs a git repository and a saved session (it keeps its pid in .git)"
+        )
+    running = _running_keepalive(pid_file)
+    if running:
+        print(f"keepalive already running (pid {running})")
+        return 0
+    command = [sys.executable, "-m", "agentlanes", "keepalive", "--agent", str(agent)]
+    if args.socket:
+        command.append("--socket")
+    if args.interval:
+        command += ["--interval", str(args.interval)]
+    log_path = pid_file.with_suffix(".log")
+    log = log_path.open("ab")
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,  # survives the shell (and the agent's tool call) that ran it
+        cwd=cfg.root,
+    )
+    pid_file.write_text(str(proc.pid))
+    if args.json:
+        emit_json({"pid": proc.pid, "log": str(log_path)})
+    else:
+        print(f"keepalive running in the background (pid {proc.pid}); `lanes checkout` stops it")
+    return 0
+
+
+def _running_keepalive(pid_file: Path) -> int | None:
+    """The pid in the file if that process is still our keepalive (pids get reused)."""
+    try:
+        pid = int(pid_file.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        try:
+            pid = int(pid_file.read_text().strip())
+            os.kill(pid, 0)  # no /proc (macOS): trust the pid file if the process exists
+            return pid
+        except (OSError, ValueError):
+            return None
+    return pid if b"keepalive" in cmdline else None
+
+
+def stop_keepalive(cfg: Any, agent: str | None) -> int | None:
+    pid_file = _pid_file(cfg, agent)
+    if pid_file is None or not pid_file.exists():
+        return None
+    pid = _running_keepalive(pid_file)
+    if pid is not None and pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pid = None
+    pid_file.unlink(missing_ok=True)
+    return pid
+
+
+def _drop_pid_file(cfg: Any, agent: str | None) -> None:
+    pid_file = _pid_file(cfg, agent)
+    if pid_file is not None and _running_keepalive(pid_file) == os.getpid():
+        pid_file.unlink(missing_ok=True)

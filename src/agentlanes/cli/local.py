@@ -1,0 +1,57 @@
+"""What the agents' commands share: the local configuration, a client, the session a
+command acts on, and ``--files`` as sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentlanes.cli.errors import EXIT_NO_SESSION, EXIT_USAGE, CommandError
+from agentlanes.cli.output import client_errors
+
+
+def local_config() -> Any:
+    from agentlanes.client.config import load_config
+
+    with client_errors():
+        return load_config()
+
+
+def make_client(cfg: Any, token: str | None = None) -> Any:
+    from agentlanes.client.sync import Client
+
+    return Client(cfg.url, cfg.api_key, session_token=token, timeout=cfg.timeout)
+
+
+def local_session(cfg: Any, agent: str | None = None) -> dict[str, Any]:
+    """The session a command acts on; a clear error when there is none or no telling which."""
+    from agentlanes.client.config import list_sessions, read_session
+
+    with client_errors():
+        session = read_session(cfg, agent=agent)
+    if session is not None:
+        return session
+    agent = agent or cfg.agent_name
+    if agent:
+        message = f"no local session for agent {agent}: run `lanes checkin --agent {agent}`"
+    else:
+        names = [s.get("agent_name") for s in list_sessions(cfg)]
+        if len(names) > 1:
+            raise CommandError(
+                f"{len(names)} agents have sessions here ({', '.join(map(str, names))}): "
+                "pick one with --agent (or AGENTLANES_AGENT_NAME)",
+                EXIT_USAGE,
+                {"error": {"code": "AMBIGUOUS_SESSION", "message": "several local sessions"}},
+            )
+        message = "no local session: run `lanes checkin` (or set AGENTLANES_SESSION_TOKEN)"
+    raise CommandError(
+        message, EXIT_NO_SESSION, {"error": {"code": "NO_SESSION", "message": message}}
+    )
+
+
+def marked_files(cfg: Any, files: list[str] | None) -> tuple[list[str] | None, list[str]]:
+    """``--files`` as sent: a literal naming an existing directory gets its trailing ``/``."""
+    if files is None:
+        return None, []
+    from agentlanes.client.worktree import mark_directories
+
+    return mark_directories(files, cfg.root)

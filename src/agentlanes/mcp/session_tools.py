@@ -1,0 +1,137 @@
+"""The session's tools: check-in, liveness, scope, presence and conflict checks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from agentlanes.mcp.arguments import CHANGES, ENDS, READ_ONLY, Area, Globs
+from agentlanes.mcp.lanes import Resolve
+
+
+def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
+    """Check-in, liveness, scope, presence and conflict checks."""
+
+    @server.tool(annotations=CHANGES)
+    async def checkin(
+        ctx: Context,
+        agent_name: Annotated[
+            str | None,
+            Field(
+                description="Your name, 1-64 of letters, digits, '.', '_' and '-'. A new "
+                "check-in under a name that is live ends that earlier session. Omitted: "
+                "the configured name, else the server makes one up."
+            ),
+        ] = None,
+        declared_area: Area = None,
+        declared_files: Globs = None,
+    ) -> dict[str, Any]:
+        """Start your session before you edit: your name, work area and the file globs
+        you will touch.
+
+        Returns your session and its conflicts: the other live agents whose area or
+        files overlap yours, with an example path both claim and whether the overlap is
+        certain. In a block-mode project an overlapping check-in is refused (an error
+        naming who holds what). This server keeps the session alive while you stay
+        connected."""
+        lanes = await resolve(ctx)
+        files, marked = lanes.patterns(declared_files)
+        default = lanes.cfg.agent_name if lanes.cfg else None
+        result = await lanes.call(lanes.client.checkin(agent_name or default, declared_area, files))
+        lanes.keep(result)
+        lanes.interval = float(result.heartbeat_interval_seconds)
+        lanes.start_heartbeat()
+        data = result.raw()
+        data.pop("session_token")  # the model does not need it; this server keeps it
+        data["directories_marked"] = marked
+        return data
+
+    @server.tool(annotations=CHANGES)
+    async def heartbeat(ctx: Context) -> dict[str, Any]:
+        """Tell the server your session is alive. This server already does it on its own
+        while you are connected; call it only if you are told your session is expiring."""
+        lanes = await resolve(ctx)
+        return (await lanes.call(lanes.client.heartbeat())).raw()
+
+    @server.tool(annotations=CHANGES)
+    async def status(
+        ctx: Context,
+        declared_area: Area = None,
+        declared_files: Annotated[
+            list[str] | None,
+            Field(
+                description="Your new full list of file globs (it replaces the old list): "
+                "add a file here before editing it outside your scope."
+            ),
+        ] = None,
+        status_text: Annotated[
+            str | None, Field(description="One line the others see, e.g. 'migrating invoices'.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Change your work area, file globs or status line; returns fresh conflicts.
+
+        In a block-mode project a change that overlaps another agent is refused and your
+        old scope stays."""
+        lanes = await resolve(ctx)
+        files, marked = lanes.patterns(declared_files)
+        result = await lanes.call(lanes.client.status(declared_area, files, status_text))
+        return {**result.raw(), "directories_marked": marked}
+
+    @server.tool(annotations=ENDS)
+    async def checkout(
+        ctx: Context,
+        outcome_status: Annotated[
+            Literal["completed", "partial", "failed"],
+            Field(description="How your work ended."),
+        ] = "completed",
+        work_summary: Annotated[
+            str | None, Field(description="What you did, for the others (up to 10,000 characters).")
+        ] = None,
+        files_touched: Annotated[
+            list[str] | None,
+            Field(description="The files you changed, relative to the repository root."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """End your session when you are done; releases your leases and task claims."""
+        lanes = await resolve(ctx)
+        result = await lanes.call(
+            lanes.client.checkout(outcome_status, work_summary, files_touched)
+        )
+        lanes.stop_heartbeat()
+        lanes.forget()
+        return result.raw()
+
+    @server.tool(annotations=READ_ONLY)
+    async def presence(ctx: Context) -> dict[str, Any]:
+        """Who is live in the project: each session's agent, area, file globs, status line
+        and last heartbeat, oldest first."""
+        lanes = await resolve(ctx)
+        return (await lanes.call(lanes.client.presence())).raw()
+
+    @server.tool(annotations=READ_ONLY)
+    async def check_conflicts(
+        ctx: Context,
+        paths: Annotated[
+            list[str] | None,
+            Field(
+                description="Concrete files relative to the repository root, e.g. ['src/app.py']."
+            ),
+        ] = None,
+        patterns: Globs = None,
+        declared_area: Area = None,
+    ) -> dict[str, Any]:
+        """Would these files, globs or area collide with another live agent? Your own
+        session is left out. Call it before editing a file outside your scope. Changes
+        nothing."""
+        lanes = await resolve(ctx)
+        globs, _ = lanes.patterns(patterns)
+        return (await lanes.call(lanes.client.check_conflicts(paths, globs, declared_area))).raw()
+
+    @server.tool(annotations=READ_ONLY)
+    async def project(ctx: Context) -> dict[str, Any]:
+        """The project: its conflict mode (warn: overlaps are reported; block: certain
+        overlaps are refused) and heartbeat settings."""
+        lanes = await resolve(ctx)
+        return (await lanes.call(lanes.client.project())).raw()
