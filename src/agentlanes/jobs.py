@@ -9,10 +9,12 @@ deletes by offset and age, which any process may do; catch-up only reads.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy import delete, select
@@ -112,26 +114,60 @@ JOBS: tuple[Job, ...] = (
 )
 
 
-async def run_job(job: Job, ctx: ServiceContext) -> None:
+async def run_job(
+    job: Job, ctx: ServiceContext, running: set[asyncio.Task[Any]] | None = None
+) -> None:
     """Run one job; a failure is logged (an outage in one line, a bug with its traceback),
-    never raised into the scheduler."""
+    never raised into the scheduler. A job cancelled by shutdown says so in one line (its
+    transaction is rolled back; the next run, here or in another process, does its work)
+    instead of reaching APScheduler, which logs any exception with its traceback.
+    ``running`` holds the jobs in flight, so that shutdown can wait for them."""
+    task = asyncio.current_task()
+    if running is not None and task is not None:
+        running.add(task)
     try:
         count = await job.run(ctx)
         if count and job.done:
             log.info(job.done, count)
+    except asyncio.CancelledError:
+        log.info("%s job stopped by shutdown", job.name)
     except Exception as exc:
         report_job_failure(log, f"{job.name} job", exc)
+    finally:
+        if running is not None and task is not None:
+            running.discard(task)
 
 
-def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
+@dataclass
+class Scheduled:
+    """The jobs of one app: its scheduler and the runs in flight."""
+
+    scheduler: AsyncIOScheduler
+    running: set[asyncio.Task[Any]]
+
+    async def stop(self, grace: float) -> None:
+        """No new runs; the runs in flight get ``grace`` seconds to finish, then are
+        cancelled (before the database they use is closed)."""
+        self.scheduler.shutdown(wait=False)
+        pending = {t for t in self.running if not t.done()}
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=grace)
+            for t in late:
+                t.cancel()
+            if late:
+                await asyncio.wait(late, timeout=grace)
+
+
+def start_scheduler(ctx: ServiceContext) -> Scheduled:
     """Start every job of ``JOBS`` on the running event loop (call inside the app's
-    lifespan)."""
+    lifespan; ``await .stop()`` on the way out)."""
     scheduler = AsyncIOScheduler(timezone="UTC")
+    running: set[asyncio.Task[Any]] = set()
     for job in JOBS:
         scheduler.add_job(
             run_job,
             "interval",
-            args=[job, ctx],
+            args=[job, ctx, running],
             seconds=job.every(ctx.settings),
             id=job.name,
             coalesce=True,
@@ -139,4 +175,4 @@ def start_scheduler(ctx: ServiceContext) -> AsyncIOScheduler:
             misfire_grace_time=30,
         )
     scheduler.start()
-    return scheduler
+    return Scheduled(scheduler, running)

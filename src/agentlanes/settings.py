@@ -116,6 +116,7 @@ class Settings(BaseSettings):
     subscriber_queue_size: int = Field(ge=1)
     hub_catch_up_seconds: float = Field(gt=0)
     gc_collect_seconds: float = Field(gt=0)
+    job_shutdown_grace_seconds: float = Field(ge=0, le=60)
 
     lease_default_seconds: int = Field(ge=1)
     lease_max_seconds: int = Field(ge=1)

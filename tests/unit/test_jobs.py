@@ -22,11 +22,13 @@ def test_every_job_of_the_table_is_scheduled_at_its_interval() -> None:
     ctx: Any = SimpleNamespace(settings=settings)
 
     async def scheduled() -> dict[str, float]:
-        scheduler = jobs.start_scheduler(ctx)
+        scheduled = jobs.start_scheduler(ctx)
         try:
-            return {j.id: j.trigger.interval.total_seconds() for j in scheduler.get_jobs()}
+            return {
+                j.id: j.trigger.interval.total_seconds() for j in scheduled.scheduler.get_jobs()
+            }
         finally:
-            scheduler.shutdown(wait=False)
+            await scheduled.stop(1.0)
 
     got = asyncio.run(scheduled())
     assert got == {
@@ -104,3 +106,60 @@ def test_a_tuned_process_freezes_its_warm_up_state_once(monkeypatch: pytest.Monk
         assert gc.get_freeze_count() == frozen and later
     finally:
         gc.unfreeze()
+
+
+def test_a_job_cancelled_by_shutdown_says_so_in_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """APScheduler logs any exception of a job with its traceback, CancelledError
+    included: a job stopped by shutdown must end quietly instead."""
+
+    async def stuck(ctx: Any) -> int:
+        await asyncio.sleep(60)
+        return 0
+
+    async def cancel_it() -> None:
+        task = asyncio.create_task(jobs.run_job(jobs.Job("stuck", stuck, lambda s: 1, None), None))  # type: ignore[arg-type]
+        await asyncio.sleep(0.01)
+        task.cancel()
+        await task  # returns: the cancellation is not raised into the scheduler
+
+    with caplog.at_level(logging.INFO, logger="agentlanes.jobs"):
+        asyncio.run(cancel_it())
+    assert [r.getMessage() for r in caplog.records] == ["stuck job stopped by shutdown"]
+    assert caplog.records[0].exc_info is None
+
+
+def test_shutdown_waits_for_a_running_job_then_cancels_a_late_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Runs in flight finish within the grace (before the database closes); a run that
+    outlasts it is cancelled, and stop() returns only when it has ended."""
+    ended: list[str] = []
+
+    def job(name: str, seconds: float) -> jobs.Job:
+        async def run(ctx: Any) -> int:
+            await asyncio.sleep(seconds)
+            ended.append(name)
+            return 0
+
+        return jobs.Job(name, run, lambda s: 1, None)
+
+    async def shut_down() -> tuple[list[bool], float]:
+        scheduled = jobs.Scheduled(jobs.AsyncIOScheduler(timezone="UTC"), set())
+        scheduled.scheduler.start()
+        runs = [
+            asyncio.create_task(jobs.run_job(job("quick", 0.1), None, scheduled.running)),  # type: ignore[arg-type]
+            asyncio.create_task(jobs.run_job(job("slow", 30), None, scheduled.running)),  # type: ignore[arg-type]
+        ]
+        await asyncio.sleep(0.01)
+        assert len(scheduled.running) == 2
+        started = asyncio.get_running_loop().time()
+        await scheduled.stop(0.5)
+        took = asyncio.get_running_loop().time() - started
+        return [t.done() for t in runs], took
+
+    with caplog.at_level(logging.INFO, logger="agentlanes.jobs"):
+        done, took = asyncio.run(shut_down())
+    assert done == [True, True]
+    assert ended == ["quick"]  # the slow one never finished its work
+    assert 0.4 < took < 5
+    assert [r.getMessage() for r in caplog.records] == ["slow job stopped by shutdown"]

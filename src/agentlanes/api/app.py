@@ -74,12 +74,13 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         coordination.register(ctx)
         await ctx.liveness.start(db)
         app.state.ctx = ctx
-        scheduler = start_scheduler(ctx) if run_jobs else None
+        scheduled = start_scheduler(ctx) if run_jobs else None
         try:
             yield
         finally:
-            if scheduler is not None:
-                scheduler.shutdown(wait=False)
+            if scheduled is not None:
+                # Runs in flight end (or are cancelled) before the database closes.
+                await scheduled.stop(settings.job_shutdown_grace_seconds)
             await hub.stop()
             await ctx.liveness.stop()  # the last beats written through
             await db.dispose()
