@@ -154,8 +154,8 @@ class Scheduled:
             _, late = await asyncio.wait(pending, timeout=grace)
             for t in late:
                 t.cancel()
-            if late:
-                await asyncio.wait(late, timeout=grace)
+            if late:  # a cancelled run unwinds (rolls back) in a moment: wait for it
+                await asyncio.wait(late, timeout=max(grace, 1.0))
 
 
 def start_scheduler(ctx: ServiceContext) -> Scheduled:

@@ -163,3 +163,23 @@ def test_shutdown_waits_for_a_running_job_then_cancels_a_late_one(
     assert ended == ["quick"]  # the slow one never finished its work
     assert 0.4 < took < 5
     assert [r.getMessage() for r in caplog.records] == ["slow job stopped by shutdown"]
+
+
+def test_shutdown_with_no_grace_still_lets_a_cancelled_run_unwind() -> None:
+    async def slow(ctx: Any) -> int:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            await asyncio.sleep(0.05)  # a rollback: unwinding takes a round trip
+        return 0
+
+    async def shut_down() -> bool:
+        scheduled = jobs.Scheduled(jobs.AsyncIOScheduler(timezone="UTC"), set())
+        scheduled.scheduler.start()
+        job = jobs.Job("slow", slow, lambda s: 1, None)
+        run = asyncio.create_task(jobs.run_job(job, None, scheduled.running))  # type: ignore[arg-type]
+        await asyncio.sleep(0.01)
+        await scheduled.stop(0)
+        return run.done()
+
+    assert asyncio.run(shut_down())
