@@ -183,3 +183,60 @@ def test_untyped_page_parameters_are_documented_as_the_pager_takes_them() -> Non
     assert schemas["limit"] == {"type": "integer", "minimum": 1, "maximum": 500}
     assert schemas["offset"]["minimum"] == 0
     assert schemas["q"] == {"oneOf": [{"type": "string"}, {"type": "null"}]}
+
+
+# Every character Python trims (the services' `str.strip`), and one it does not (\ufeff,
+# which ECMA-262's `\s` takes in).
+_WHITE = [chr(c) for c in range(0x3001) if chr(c).isspace()]
+_PROBES = [
+    *_WHITE,
+    *(f"a{w}b" for w in _WHITE),
+    *(f"{w}a{w}" for w in _WHITE),
+    "\ufeff",
+    "a\x01b",
+    "\x01",
+    "a\x7fb",
+    "\x85\n\x85",
+    "a\x85\nb",
+]
+
+
+def test_text_rules_agree_with_the_server_on_every_kind_of_white_space(
+    client: TestClient[Any], document: dict[str, Any]
+) -> None:
+    """A string the schema allows is never refused as bad input, and one it forbids is,
+    judged both by a validator with Python's regex dialect and by one with ECMA-262's (the
+    one schemathesis uses), for every field kind: required and optional, single-line and
+    not, text that must not be blank. Regex engines disagree on what ``\\s`` holds; a
+    schemathesis run once sent ``"action": "\\u0085"``, allowed by ``\\S``, trimmed to
+    nothing by the server."""
+    import jsonschema
+    import jsonschema_rs
+
+    project = client.post("/api/v1/projects", json={"name": "ws"}, headers=ADMIN).json()
+    key, slug = project["api_key"], project["slug"]
+    token = client.post(
+        "/api/v1/checkin", json={"agent_name": "probe"}, headers={"X-API-Key": key}
+    ).json()["session_token"]
+    schemas = document["components"]["schemas"]
+    fields = [  # (schema, field, method, path, body around the probe, headers)
+        ("TaskBody", "title", "POST", "/api/v1/tasks", {}, {}),
+        ("TaskBody", "description", "POST", "/api/v1/tasks", {"title": "t"}, {}),
+        ("CheckinBody", "declared_area", "POST", "/api/v1/checkin", {}, {}),
+        ("MessageBody", "body", "POST", "/api/v1/messages", {"to": "broadcast"}, {}),
+        ("MessageBody", "type", "POST", "/api/v1/messages", {"to": "a", "body": "b"}, {}),
+        ("ConsensusBody", "action", "POST", "/api/v1/consensus", {"reason": "r"}, {}),
+        ("ProjectCreate", "name", "POST", "/api/v1/projects", {}, ADMIN),
+        ("ProjectUpdate", "name", "PATCH", f"/api/v1/projects/{slug}", {}, ADMIN),
+    ]
+    for schema_name, field, method, path, around, extra in fields:
+        schema = schemas[schema_name]["properties"][field]
+        python, ecma = jsonschema.Draft202012Validator(schema), jsonschema_rs.validator_for(schema)
+        probes = [*_PROBES, "a" * schema["maxLength"] + " ", " " + "a" * schema["maxLength"]]
+        for probe in probes:
+            allowed = python.is_valid(probe)
+            assert ecma.is_valid(probe) == allowed, (schema_name, field, probe)
+            headers = {"X-API-Key": key, "X-Session-Token": token, **extra}
+            r = client.request(method, path, json={**around, field: probe}, headers=headers)
+            refused = r.status_code == 400
+            assert refused != allowed, (schema_name, field, probe, r.status_code, r.text)

@@ -261,6 +261,9 @@ def test_normalise_pattern_trims_dots_and_slashes(raw: str, expected: str) -> No
         ("{.,a}/x", "'.'"),
         ("a\x00b", "NUL"),
         ("a" * 1025, "longer than 1024"),
+        # The limit counts what is sent, as the API's maxLength does, not what is left.
+        (" " + "a" * 1024, "longer than 1024"),
+        ("./" * 300 + "a" * 500, "longer than 1024"),
         ("*" * 33, "more than 32 wildcards"),
         ("/".join(["**"] * 17), "more than 32 wildcards"),  # '**' counts twice
         ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}", "more than 64 alternatives"),
@@ -276,7 +279,8 @@ def test_normalise_pattern_refuses_with_a_message_naming_the_pattern(
     with pytest.raises(PatternError) as info:
         normalise_pattern(raw)
     assert fragment in str(info.value)
-    assert info.value.pattern == raw or info.value.pattern.startswith(raw.strip()[:40])
+    quoted = info.value.pattern
+    assert quoted == raw or quoted.startswith((raw[:40], raw.strip()[:40]))
     assert isinstance(info.value, ValueError)
 
 
@@ -295,7 +299,7 @@ def test_escaped_wildcards_do_not_count_against_the_limit() -> None:
 def test_normalise_path_is_literal_and_checked() -> None:
     assert normalise_path("./src//[x].py") == "src/[x].py"
     assert normalise_path("src/a.py/") == "src/a.py"  # a concrete file: '/' means nothing
-    for raw in ("", "/a", "a/../b", "a/./b", "a\x00", "b" * 2000):
+    for raw in ("", "/a", "a/../b", "a/./b", "a\x00", "b" * 2000, "b" * 1024 + " "):
         with pytest.raises(PatternError):
             normalise_path(raw)
 

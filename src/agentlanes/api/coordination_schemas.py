@@ -91,7 +91,7 @@ class MessageBody(TokenBody):
         json_schema_extra={
             "minLength": 1,
             "maxLength": Limit("max_message_body_chars"),
-            "pattern": "\\S",
+            "pattern": fields.NON_BLANK,
         },
     )
     type: StrictStr | None = fields.text(LIMITS.message_type_chars, single_line=True)

@@ -33,11 +33,21 @@ class Limit(int):
         return value
 
 
+# White space as the services trim it (Python's `str.strip`, `str.isspace`), written out:
+# regex engines disagree on `\s`. ECMA-262's, which JSON Schema validators such as
+# jsonschema-rs follow, leaves out \x1c-\x1f and \x85 and takes in \ufeff, so `\S` would
+# call "\x85" text that the services trim to nothing.
+WHITE_SPACE = (
+    "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+NON_BLANK = f"[^{WHITE_SPACE}]"
 # Single-line text (`validation.check_text(..., single_line=True)`) is refused when, once
 # trimmed, it holds a control character: one that is not white space anywhere, or a
 # white-space one (tab, newline, ... \x1c-\x1f) with something other than white space on
 # both sides.
-_CONTROL_AFTER_TRIM = "[\\x00-\\x08\\x0e-\\x1b]|\\S[\\s\\S]*[\\t-\\r\\x1c-\\x1f][\\s\\S]*\\S"
+_CONTROL_AFTER_TRIM = (
+    f"[\\x00-\\x08\\x0e-\\x1b]|{NON_BLANK}[\\s\\S]*[\\t-\\r\\x1c-\\x1f][\\s\\S]*{NON_BLANK}"
+)
 _CONTROL = "[\\x00-\\x1f]"
 NAME_CHARS = "A-Za-z0-9._-"
 
@@ -63,7 +73,7 @@ def text(
     if required:
         extra["minLength"] = 1
     if nonblank if nonblank is not None else required:
-        extra["pattern"] = "\\S"
+        extra["pattern"] = NON_BLANK
     if single_line:
         extra["not"] = _not_matching(_CONTROL_AFTER_TRIM if trimmed else _CONTROL)
     if description:

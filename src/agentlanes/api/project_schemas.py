@@ -16,7 +16,9 @@ class ProjectUpdate(Body):
     """PATCH: every field optional; the ones given change, the others stay (a body that
     gives none changes nothing)."""
 
-    name: StrictStr | None = fields.text(LIMITS.project_name_chars, description="1-200 characters")
+    name: StrictStr | None = fields.text(
+        LIMITS.project_name_chars, nonblank=True, description="1-200 characters"
+    )
     conflict_mode: Literal["warn", "block"] | None = None
     heartbeat_interval_seconds: StrictInt | None = fields.heartbeat_interval(
         "At most heartbeat_ttl_seconds (the new or the current one)"

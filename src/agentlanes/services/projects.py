@@ -72,10 +72,9 @@ def slugify(name: str) -> str:
 
 
 def _check_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > LIMITS.project_name_chars:
+    if len(name) > LIMITS.project_name_chars or not name.strip():
         raise InvalidInput("name", f"must be 1-{LIMITS.project_name_chars} characters")
-    return name
+    return name.strip()
 
 
 def _check_mode(mode: str) -> str:

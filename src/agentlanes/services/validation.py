@@ -42,11 +42,13 @@ def check_agent_name(value: str | None) -> str | None:
 def check_area(value: str | None, field: str = "declared_area") -> str | None:
     if value is None:
         return None
+    # Limits count what is sent, white space at either end included (as the schema's
+    # maxLength does), and only then is it trimmed.
+    if len(value) > LIMITS.area_chars:
+        raise InvalidInput(field, f"must be at most {LIMITS.area_chars} characters")
     value = value.strip()
     if not value:
         raise InvalidInput(field, "must not be empty (omit it or send null for no area)")
-    if len(value) > LIMITS.area_chars:
-        raise InvalidInput(field, f"must be at most {LIMITS.area_chars} characters")
     if any(ord(ch) < 32 for ch in value):
         raise InvalidInput(field, "must not contain control characters")
     return value
@@ -113,18 +115,19 @@ def check_text(
     required: bool = False,
     single_line: bool = False,
 ) -> str | None:
-    """A trimmed string of 1..max_chars, or None when optional and absent."""
+    """A string of at most max_chars as sent, trimmed (not empty once trimmed when
+    required), or None when optional and absent or blank."""
     if value is None:
         if required:
             raise InvalidInput(field, "required")
         return None
+    if len(value) > max_chars:
+        raise InvalidInput(field, f"must be at most {max_chars} characters")
     value = value.strip()
     if not value:
         if required:
             raise InvalidInput(field, "must not be empty")
         return None
-    if len(value) > max_chars:
-        raise InvalidInput(field, f"must be at most {max_chars} characters")
     if single_line and any(ord(ch) < 32 for ch in value):
         raise InvalidInput(field, "must not contain control characters")
     return value

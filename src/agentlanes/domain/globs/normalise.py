@@ -42,12 +42,10 @@ def normalise_path(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
 
     A path is literal: ``src/[x].py`` names a file called ``[x].py``.
     """
-    if len(raw) > limits.max_length * 2:  # cheap refusal before any work
+    # The limit counts the characters sent (as the API's maxLength does), before any work.
+    if len(raw) > limits.max_length:
         raise PatternError(raw[:80] + "…", f"path longer than {limits.max_length} characters")
-    text = _normalise_text(raw, "path")
-    if len(text) > limits.max_length:
-        raise PatternError(text, f"path longer than {limits.max_length} characters")
-    return text
+    return _normalise_text(raw, "path")
 
 
 def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
@@ -59,11 +57,10 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     many alternatives, too many characters in all, or an absolute, ``..`` or
     ``.`` alternative, and anything wcmatch cannot compile.
     """
-    if len(raw) > limits.max_length * 2:
+    # The limit counts the characters sent (as the API's maxLength does), before any work.
+    if len(raw) > limits.max_length:
         raise PatternError(raw[:80] + "…", f"pattern longer than {limits.max_length} characters")
     text = _normalise_text(raw, "pattern", keep_slash=True)
-    if len(text) > limits.max_length:
-        raise PatternError(text, f"pattern longer than {limits.max_length} characters")
     wildcards = sum(1 for m in _WILDCARD.finditer(text) if len(m.group()) == 1)
     if wildcards > limits.max_wildcards:
         raise PatternError(text, f"pattern has more than {limits.max_wildcards} wildcards")
