@@ -166,6 +166,29 @@ def test_out_of_range_and_non_ascii_query_integers(api: Api) -> None:
         assert r.json()["field"] == "since"
 
 
+def test_an_empty_or_padded_query_value_is_not_read_as_absent(api: Api) -> None:
+    """The document says integer and boolean: ``?limit=`` is neither (a fuzzing run found
+    it read as no limit), nor is `` 5``."""
+    for path, field in (
+        ("/tasks/ready?limit=", "limit"),
+        ("/agents?limit=", "limit"),
+        ("/tasks?offset=", "offset"),
+        ("/board/messages?limit=", "limit"),
+        ("/conflicts?limit=", "limit"),
+        ("/events/log?since=", "since"),
+        ("/events/log?since=%205", "since"),
+        ("/messages/inbox?after_id=", "after_id"),
+        ("/tasks?stale=", "stale"),
+        ("/leases?include_ended=%20true", "include_ended"),
+    ):
+        token = api.checkin()["session_token"] if "inbox" in path else None
+        r = api.get(path, token=token)
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["field"] == field, path
+    assert api.get("/tasks?limit=5&stale=TRUE").status_code == 200
+    assert api.get("/events/log?since=%2B0").status_code == 200
+
+
 def test_deeply_nested_json_is_a_400(api: Api) -> None:
     body = b'{"meta": ' + b"[" * 5000 + b"]" * 5000 + b"}"
     r = api.client.post(

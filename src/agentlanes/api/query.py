@@ -15,14 +15,16 @@ MAX_INT = 2**63 - 1  # what every database column here can hold
 
 
 def int_param(name: str, raw: str | None) -> int | None:
-    """An ASCII decimal integer within the databases' 64-bit range, or None when absent."""
-    if raw is None or raw == "":
+    """An ASCII decimal integer within the databases' 64-bit range, or None when absent.
+
+    Given but empty (``?limit=``) or with white space around it is not an integer: the
+    document says ``integer``, and such a value is refused rather than read as absent."""
+    if raw is None:
         return None
-    text = raw.strip()
-    digits = text[1:] if text[:1] in "+-" else text
+    digits = raw[1:] if raw[:1] in "+-" else raw
     if not (digits.isascii() and digits.isdigit()):
         raise InvalidInput(name, "must be an integer")
-    value = int(text)
+    value = int(raw)
     if not -MAX_INT <= value <= MAX_INT:
         raise InvalidInput(name, "is out of range")
     return value
@@ -34,9 +36,10 @@ def page_param(limit: str | None, offset: str | None) -> PageRequest:
 
 
 def bool_param(name: str, raw: str | None) -> bool | None:
-    if raw is None or raw == "":
+    """true/1/yes or false/0/no (any case), None when absent; given but empty is refused."""
+    if raw is None:
         return None
-    value = raw.strip().lower()
+    value = raw.lower()
     if value in ("1", "true", "yes"):
         return True
     if value in ("0", "false", "no"):
