@@ -72,9 +72,11 @@ def slugify(name: str) -> str:
 
 
 def _check_name(name: str) -> str:
-    if len(name) > LIMITS.project_name_chars or not name.strip():
+    # The limit counts what is sent (as the schema's maxLength does); the name is kept trimmed.
+    trimmed = name.strip()
+    if len(name) > LIMITS.project_name_chars or not trimmed:
         raise InvalidInput("name", f"must be 1-{LIMITS.project_name_chars} characters")
-    return name.strip()
+    return trimmed
 
 
 def _check_mode(mode: str) -> str:
