@@ -43,7 +43,7 @@ from tests.browser.swarm import agent, coordinate  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
 
 CHROMIUM = os.environ.get("AGENTLANES_TEST_CHROMIUM", "/usr/bin/chromium")
-ADMIN = {"Authorization": "Bearer admin-secret"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 VISIBLE = 12  # the first cards, in view at 1280 x 900
 
 # Installed before the page's own scripts: the key (so the board opens at once) and the
@@ -215,7 +215,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         env = {
-            "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
             "AGENTLANES_LOG_LEVEL": "warning",
             "AGENTLANES_DATABASE_URL": f"sqlite:///{Path(tmp) / 'agentlanes.db'}",
             "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",

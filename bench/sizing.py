@@ -27,7 +27,7 @@ import websockets
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.server import ServerProcess
 
-ADMIN = {"Authorization": "Bearer admin-secret-sizing"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026-sizing"}
 
 
 def rss_kib(pid: int) -> int:

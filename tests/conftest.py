@@ -47,7 +47,7 @@ def make_settings() -> Callable[..., Any]:
     from agentlanes.settings import Settings
 
     def make(**overrides: Any) -> Settings:
-        return Settings(**{"admin_token": "admin-secret", **overrides})
+        return Settings(**{"admin_token": "admin-secret-for-the-test-suite-2026", **overrides})
 
     return make
 
@@ -58,7 +58,10 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
     started: list[ServerProcess] = []
 
     def start(env: dict[str, str] | None = None, port: int | None = None) -> ServerProcess:
-        full = {"AGENTLANES_ADMIN_TOKEN": "admin-secret", "AGENTLANES_LOG_LEVEL": "warning"}
+        full = {
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
+            "AGENTLANES_LOG_LEVEL": "warning",
+        }
         full.update(env or {})
         server = ServerProcess(full, tmp_path, port=port)
         started.append(server)

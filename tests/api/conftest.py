@@ -10,7 +10,7 @@ from litestar.testing import TestClient
 
 from agentlanes.api.app import create_app
 
-ADMIN = {"Authorization": "Bearer admin-secret"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 
 
 class Api:

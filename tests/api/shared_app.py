@@ -24,6 +24,6 @@ def client(
         url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'agentlanes.db'}"
     else:
         url = str(request.getfixturevalue("pg_database"))
-    settings = Settings(database_url=url, admin_token="admin-secret")  # type: ignore[call-arg]
+    settings = Settings(database_url=url, admin_token="admin-secret-for-the-test-suite-2026")  # type: ignore[call-arg]
     with TestClient(create_app(settings)) as test_client:
         yield test_client

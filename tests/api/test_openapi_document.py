@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-ADMIN = {"Authorization": "Bearer admin-secret"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 METHODS = {"get", "put", "post", "delete", "patch"}
 
 

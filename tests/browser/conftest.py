@@ -27,7 +27,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ADMIN = {"Authorization": "Bearer admin-secret"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 
@@ -116,7 +116,7 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
     start is the slowest step of these tests on a busy two-core machine."""
     workdir = tmp_path_factory.mktemp("board")
     env = {
-        "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+        "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
         "AGENTLANES_LOG_LEVEL": "warning",
         "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'agentlanes.db'}",
     }

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.server import ServerProcess
 
-ADMIN = {"Authorization": "Bearer admin-secret"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 
 
 def create_project(base_url: str, **body: Any) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def agent_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
     workdir = tmp_path_factory.mktemp("agent-server")
     server = ServerProcess(
         {
-            "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
             "AGENTLANES_LOG_LEVEL": "warning",
             "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'agentlanes.db'}",
             "AGENTLANES_EXPIRY_CHECK_SECONDS": "0.2",

@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis, pytest.m
 
 def _env(database_url: str, redis_url: str) -> dict[str, str]:
     return {
-        "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+        "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
         "AGENTLANES_LOG_LEVEL": "warning",
         "AGENTLANES_DATABASE_URL": database_url,
         "AGENTLANES_REDIS_URL": redis_url,

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis]
 
 def _cluster_env(pg_database: str, redis_url: str) -> dict[str, str]:
     return {
-        "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+        "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
         "AGENTLANES_LOG_LEVEL": "warning",
         "AGENTLANES_DATABASE_URL": pg_database,
         "AGENTLANES_REDIS_URL": redis_url,

@@ -36,7 +36,7 @@ def test_kill_9_in_a_batching_window_loses_no_live_session_and_no_acknowledged_w
 ) -> None:
     server = ServerProcess(
         {
-            "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
             "AGENTLANES_LOG_LEVEL": "warning",
             "AGENTLANES_DATABASE_URL": crash_db,
             "AGENTLANES_EXPIRY_CHECK_SECONDS": "0.2",

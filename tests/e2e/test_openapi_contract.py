@@ -43,7 +43,7 @@ def _operations(document: dict[str, object]) -> int:
 def test_schemathesis_finds_nothing_over_every_operation(tmp_path: Path) -> None:
     server = ServerProcess(
         {
-            "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
             "AGENTLANES_LOG_LEVEL": "warning",
             "AGENTLANES_DATABASE_URL": f"sqlite:///{tmp_path / 'agentlanes.db'}",
         },
@@ -60,7 +60,7 @@ def test_schemathesis_finds_nothing_over_every_operation(tmp_path: Path) -> None
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             "AGENTLANES_ST_URL": server.url,
             "AGENTLANES_ST_API_KEY": api_key,
-            "AGENTLANES_ST_ADMIN_TOKEN": "admin-secret",
+            "AGENTLANES_ST_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
         }
         run = subprocess.run(
             [

@@ -38,7 +38,11 @@ def test_db_backup_copies_a_live_sqlite_database(tmp_path: Path) -> None:
     db = tmp_path / "live.db"
     url = f"sqlite:///{db}"
     server = ServerProcess(
-        {"AGENTLANES_DATABASE_URL": url, "AGENTLANES_ADMIN_TOKEN": "admin-secret"}, tmp_path
+        {
+            "AGENTLANES_DATABASE_URL": url,
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
+        },
+        tmp_path,
     ).start()
     try:
         key = create_project(server.url)["api_key"]
@@ -85,7 +89,11 @@ def test_two_servers_starting_at_once_on_a_fresh_database_both_serve(tmp_path: P
     url = services.pg_url(name)
     servers = [
         ServerProcess(
-            {"AGENTLANES_DATABASE_URL": url, "AGENTLANES_ADMIN_TOKEN": "admin-secret"}, tmp_path
+            {
+                "AGENTLANES_DATABASE_URL": url,
+                "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
+            },
+            tmp_path,
         )
         for _ in range(2)
     ]

@@ -39,10 +39,15 @@ def project_key_works(server: ServerProcess, key: str) -> int:
 def test_cli_goes_through_the_admin_api_and_says_so(tmp_path: Path) -> None:
     srv = tmp_path / "srv"
     srv.mkdir()
-    server = ServerProcess({"AGENTLANES_ADMIN_TOKEN": "admin-secret-123"}, srv).start()
+    server = ServerProcess(
+        {"AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026-123"}, srv
+    ).start()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {"AGENTLANES_PORT": str(server.port), "AGENTLANES_ADMIN_TOKEN": "admin-secret-123"}
+    env = {
+        "AGENTLANES_PORT": str(server.port),
+        "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026-123",
+    }
     try:
         r = cli(elsewhere, "create", "Demo", "--json", **env)
         assert r.returncode == 0, r.stderr

@@ -35,7 +35,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     workdir = tmp_path_factory.mktemp("abuse")
     proc = ServerProcess(
         {
-            "AGENTLANES_ADMIN_TOKEN": "admin-secret",
+            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
             "AGENTLANES_LOG_LEVEL": "info",
             "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'agentlanes.db'}",
         },

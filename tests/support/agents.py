@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-ADMIN = {"Authorization": "Bearer admin-secret"}
+ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 
 
 def new_project(url: str, **body: Any) -> dict[str, Any]:

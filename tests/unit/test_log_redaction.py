@@ -57,14 +57,14 @@ def test_filter_redacts_arguments_and_tracebacks() -> None:
         raise ValueError(f"bad token {TOKEN}")
     except ValueError:
         record.exc_info = sys.exc_info()
-    assert RedactSecrets(["admin-secret-1"]).filter(record)
+    assert RedactSecrets(["admin-secret-for-the-test-suite-2026-1"]).filter(record)
     text = logging.Formatter().format(record)
     assert KEY not in text and TOKEN not in text
     assert "got alk_***" in text and "ValueError: bad token ***" in text
 
 
 def test_logging_config_routes_uvicorn_through_the_filter() -> None:
-    config = logging_config("debug", known_secrets=["admin-secret-1"])
+    config = logging_config("debug", known_secrets=["admin-secret-for-the-test-suite-2026-1"])
     assert config["handlers"]["stderr"]["filters"] == ["redact"]
     assert config["root"]["level"] == "DEBUG"
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
