@@ -45,7 +45,10 @@ class _Url:
 
 
 class LeanUnreachable(Exception):
-    """The server could not be reached (or did not answer HTTP)."""
+    """The server could not be reached, or its answer could not be read: no connection, a
+    reset or a TLS failure, or bytes that are not an agentlanes answer (a bad status line,
+    Content-Length or chunk size, a body cut short, not JSON, a proxy's HTML error page).
+    The one failure the hooks see for all of these: they follow ``fail_closed``."""
 
 
 class LeanApiError(Exception):
@@ -83,15 +86,20 @@ def _encode(
     return (head + "\r\n").encode("latin-1") + data, headers, data
 
 
+def _short(value: bytes) -> str:
+    return repr(value[:40])[1:] + ("..." if len(value) > 40 else "")
+
+
 def _parse(raw: bytes) -> tuple[int, bytes]:
+    """Status and body of an HTTP/1.1 answer read to the end; LeanUnreachable if malformed."""
     head, sep, body = raw.partition(b"\r\n\r\n")
     if not sep or not head.startswith(b"HTTP/"):
         raise LeanUnreachable("the answer is not HTTP")
     lines = head.split(b"\r\n")
-    try:
-        status = int(lines[0].split()[1])
-    except (IndexError, ValueError):
-        raise LeanUnreachable("the answer is not HTTP") from None
+    parts = lines[0].split(None, 2)
+    code = parts[1] if len(parts) > 1 else b""
+    if not (len(code) == 3 and code.isdigit() and 100 <= int(code) <= 599):
+        raise LeanUnreachable(f"bad HTTP status line {_short(lines[0])}")
     fields = {}
     for line in lines[1:]:
         name, _, value = line.partition(b":")
@@ -99,40 +107,58 @@ def _parse(raw: bytes) -> tuple[int, bytes]:
     if fields.get(b"transfer-encoding", b"").lower() == b"chunked":
         body = _dechunk(body)
     elif b"content-length" in fields:
-        body = body[: int(fields[b"content-length"])]
-    return status, body
+        length = fields[b"content-length"]
+        if not (length.isdigit() and len(length) < 19):
+            raise LeanUnreachable(f"bad Content-Length {_short(length)}")
+        if len(body) < int(length):
+            raise LeanUnreachable(f"the answer was cut short ({len(body)} of {int(length)} bytes)")
+        body = body[: int(length)]
+    return int(code), body
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 def _dechunk(data: bytes) -> bytes:
     out = bytearray()
-    while data:
-        size_line, _, rest = data.partition(b"\r\n")
-        size = int(size_line.split(b";")[0] or b"0", 16)
+    while True:
+        size_line, sep, rest = data.partition(b"\r\n")
+        if not sep:
+            raise LeanUnreachable("the chunked answer was cut short")
+        digits = size_line.split(b";")[0].strip()
+        if not digits or len(digits) > 16 or not _HEX.issuperset(digits):
+            raise LeanUnreachable(f"bad chunk size {_short(size_line)}")
+        size = int(digits, 16)
         if size == 0:
-            break
+            return bytes(out)
+        if rest[size : size + 2] != b"\r\n":
+            raise LeanUnreachable("the chunked answer was cut short or malformed")
         out += rest[:size]
         data = rest[size + 2 :]
-    return bytes(out)
 
 
 def _result(status: int, raw: bytes, where: str) -> Any:
+    """The parsed JSON object, a LeanApiError for an agentlanes error answer, or raised
+    LeanUnreachable for anything else (not JSON, not an object, a proxy's error page)."""
     try:
         parsed = json.loads(raw) if raw else None
-    except ValueError:
+    except (ValueError, RecursionError):
         parsed = None
-    if status >= 400:
+    if status >= 400 and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
         return LeanApiError(status, parsed)
-    if parsed is None:
-        return LeanUnreachable(f"the answer from {where} is not JSON (HTTP {status})")
+    if status >= 400:
+        raise LeanUnreachable(f"HTTP {status} from {where}, not an agentlanes answer")
+    if not isinstance(parsed, dict):
+        raise LeanUnreachable(f"the answer from {where} is not a JSON object (HTTP {status})")
     return parsed
 
 
 def call_many(cfg: LocalConfig, requests: list[Request]) -> list[Any]:
     """Send all requests at once, one connection each; their answers in order.
 
-    Each answer is the parsed JSON, or a LeanApiError value for an error status (returned,
-    not raised, so the caller sees every answer). A connection failure raises
-    LeanUnreachable.
+    Each answer is the parsed JSON object, or a LeanApiError value for an error status
+    (returned, not raised, so the caller sees every answer). Anything else raises
+    LeanUnreachable: a connection failure, or any answer that cannot be read.
     """
     url = _Url(cfg.url)
     if url.scheme == "https":
@@ -157,7 +183,7 @@ def call_many(cfg: LocalConfig, requests: list[Request]) -> list[Any]:
             status, body = _parse(b"".join(chunks))
             answers.append(_result(status, body, cfg.url))
         return answers
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: UnicodeError from an odd host name
         raise LeanUnreachable(str(exc) or type(exc).__name__) from None
     finally:
         for sock in sockets:
@@ -178,7 +204,7 @@ def _https(cfg: LocalConfig, url: Any, req: Request) -> Any:
             status, raw = response.status, response.read()
         finally:
             conn.close()
-    except (OSError, http.client.HTTPException) as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ssl.SSLError is OSError
         raise LeanUnreachable(str(exc) or type(exc).__name__) from None
     return _result(status, raw, cfg.url)
 
