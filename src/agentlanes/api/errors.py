@@ -73,6 +73,8 @@ def _on_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     message = str(exc.detail or code)
     if status == 413:
         message = "request body is too large"
+    elif status == 400 and not message.startswith("body"):
+        message = f"body: {message}"  # a body that is not JSON: named as the other fields are
     extra: dict[str, Any] = {"field": "body"} if status in (400, 413, 415) else {}
     # Litestar's routing puts the methods a path allows in the exception (`Allow`, RFC 9110).
     headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
