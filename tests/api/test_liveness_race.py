@@ -18,11 +18,19 @@ from agentlanes.services.projects import ProjectInput, create_project
 from agentlanes.store.database import Database
 from agentlanes.store.models import AgentSession, Project
 
+# How far from "now" each trial's session is due when the race starts: clearly overdue,
+# on the edge either way, clearly alive. Both outcomes must happen, or the test has not
+# exercised the race's two sides.
+DUE_IN_MS = (-50, -3, 0, 3, 50, 1000)
+
 
 async def _race(url: str, settings: Any, trials: int) -> list[str]:
     db = Database(url)
     await db.create_all()
     ctx = ServiceContext(settings=settings, db=db, hub=MemoryHub())
+    # The race runs in another context (another process, as it were): it has no beat of
+    # these sessions in memory, so what the database says decides, as after a long silence.
+    racer = ServiceContext(settings=settings, db=db, hub=MemoryHub())
     outcomes = []
     try:
         created = await create_project(ctx, ProjectInput(name=f"race-{id(ctx)}-{trials}"))
@@ -32,22 +40,22 @@ async def _race(url: str, settings: Any, trials: int) -> list[str]:
             checked = await sessions.checkin(
                 ctx, project, sessions.CheckinInput(agent_name=f"a{i}")
             )
-            # Make the session due a few milliseconds from now, then race both ways.
+            # Make the session due around now, then race both ways.
+            due_in = DUE_IN_MS[i % len(DUE_IN_MS)]
             async with db.write() as s:
                 await s.exec(
                     update(AgentSession)
                     .where(AgentSession.id == checked["session_id"])
-                    .values(expires_at=utcnow() + timedelta(milliseconds=3))
+                    .values(expires_at=utcnow() + timedelta(milliseconds=due_in))
                 )
-            await asyncio.sleep(0.003)
 
             async def beat(token: str = checked["session_token"]) -> str | None:
                 try:
-                    return (await sessions.heartbeat(ctx, project, token))["expires_at"]
+                    return (await sessions.heartbeat(racer, project, token))["expires_at"]
                 except SessionEnded:
                     return None
 
-            got = await asyncio.gather(beat(), expire_project_sessions(ctx, project.id), beat())
+            got = await asyncio.gather(beat(), expire_project_sessions(racer, project.id), beat())
             async with db.read() as s:
                 row = await s.get(AgentSession, checked["session_id"])
             assert row is not None
@@ -67,5 +75,6 @@ async def _race(url: str, settings: Any, trials: int) -> list[str]:
 def test_heartbeat_and_expiry_race_is_decided_by_the_database(
     database_url: str, make_settings: Any
 ) -> None:
-    outcomes = asyncio.run(_race(database_url, make_settings(database_url=database_url), 15))
-    assert len(outcomes) == 15
+    outcomes = asyncio.run(_race(database_url, make_settings(database_url=database_url), 18))
+    assert len(outcomes) == 18
+    assert set(outcomes) == {"alive", "timed_out"}, outcomes
