@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint format services browser bench bench-api soak clean
+.PHONY: run test lint format services browser wrk bench bench-api soak clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/agentlanes serve
 
-test: $(STAMP) services browser
+test: $(STAMP) services browser wrk
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
@@ -38,6 +38,10 @@ services:
 browser:
 	@bash scripts/ensure-chromium.sh
 
+# Debian's wrk, for bench/api.py and the test of what it makes wrk send.
+wrk:
+	@bash scripts/ensure-wrk.sh
+
 bench: $(STAMP) bench-api
 	$(PY) bench/conflicts.py
 	$(PY) bench/fanout.py
@@ -45,8 +49,7 @@ bench: $(STAMP) bench-api
 	$(PY) bench/coordination.py
 
 # The server under wrk beside bare Litestar, SQLite and PostgreSQL (about 5 minutes).
-bench-api: $(STAMP) services
-	@bash scripts/ensure-wrk.sh
+bench-api: $(STAMP) services wrk
 	$(PY) bench/api.py
 
 # Ten minutes of a churning swarm on PostgreSQL + Redis: does memory or latency creep?

@@ -10,8 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -25,6 +23,8 @@ from bench.soak import (  # noqa: E402
     verdicts,
 )
 from bench.wrk import Call, Wrk, lua_script  # noqa: E402
+
+from tests.support.services import unavailable  # noqa: E402
 
 
 def test_lua_script_keeps_bodies_and_headers_verbatim() -> None:
@@ -52,8 +52,11 @@ class Recorder(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed")
 def test_wrk_sends_each_call_in_turn_and_reports(tmp_path: Path) -> None:
+    wrk = shutil.which("wrk")
+    if wrk is None:  # `make test` installs it (scripts/ensure-wrk.sh)
+        unavailable("wrk", "not on PATH; install it with scripts/ensure-wrk.sh")
+        return
     server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -61,9 +64,7 @@ def test_wrk_sends_each_call_in_turn_and_reports(tmp_path: Path) -> None:
             Call("POST", "/a", {"X-Token": "one"}, '{"n": "]]1"}'),
             Call("POST", "/b", {"X-Token": "two"}, '{"n": 2}'),
         ]
-        load = Wrk(shutil.which("wrk") or "wrk", tmp_path, 1).run(
-            f"http://127.0.0.1:{server.server_port}", calls, 1
-        )
+        load = Wrk(wrk, tmp_path, 1).run(f"http://127.0.0.1:{server.server_port}", calls, 1)
     finally:
         server.shutdown()
     assert load.requests > 10 and load.errors == 0 and load.p50_ms > 0
