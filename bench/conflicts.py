@@ -554,7 +554,7 @@ def main() -> None:
     )
     print(
         f"limits: max_length {limits.max_length}, max_wildcards {limits.max_wildcards}, "
-        f"max_brace_expansion {limits.max_brace_expansion}"
+        f"max_brace_alternatives {limits.max_brace_alternatives}"
     )
     print(f"garbage collector as in `agentlanes serve`: thresholds {gc.get_threshold()}")
     print()

@@ -103,7 +103,7 @@ class Settings(BaseSettings):
     max_pattern_length: int = Field(ge=1)
     max_patterns: int = Field(ge=1)
     max_pattern_wildcards: int = Field(ge=1)
-    max_brace_expansion: int = Field(ge=1)
+    max_brace_alternatives: int = Field(ge=1)
     max_paths: int = Field(ge=1)
     max_work_summary_chars: int = Field(ge=1)
     max_message_body_chars: int = Field(ge=1)

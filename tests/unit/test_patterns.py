@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agentlanes.domain.conflicts import ConflictDetector, Scope
@@ -271,6 +273,11 @@ def test_normalise_pattern_trims_dots_and_slashes(raw: str, expected: str) -> No
         ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}/" + "x" * 60, "longer than 4096 characters in all"),
         ("{/etc,a}", "absolute"),
         ("{..,a}/x", "'..'"),
+        # Nothing to claim: every alternative empty, or an empty group.
+        ("{,}", "yields nothing"),
+        ("{{,},{,}}", "yields nothing"),
+        ("{}", "empty brace group"),
+        ("src/{}/x", "empty brace group"),
     ],
 )
 def test_normalise_pattern_refuses_with_a_message_naming_the_pattern(
@@ -284,8 +291,43 @@ def test_normalise_pattern_refuses_with_a_message_naming_the_pattern(
     assert isinstance(info.value, ValueError)
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "{1..1000000000000000000}",  # issue 24: never answered
+        "{a,b}" * 40,  # 2**40 alternatives
+        "x/{" + ",".join(["{a,b}"] * 30) + "}" * 1 + "{1..99999999}",
+        "{" + "{a,b}{c,d}," * 80 + "z}",
+    ],
+)
+def test_a_huge_brace_expansion_is_refused_before_it_is_expanded(raw: str) -> None:
+    """Refused at the limit, not after expanding: each takes microseconds (the
+    first never finished, and ``{a,b}`` 24 times over took 8.5 s and 1.1 GB, when
+    the expansion ran first and was cut afterwards)."""
+    started = time.perf_counter()
+    with pytest.raises(PatternError, match="more than 64 alternatives"):
+        normalise_pattern(raw)
+    assert time.perf_counter() - started < 0.05
+
+
+@pytest.mark.parametrize("raw", ["a{,}b", "{,a/}", "[{}]", "x/\\{}", "{a,}"])
+def test_a_brace_with_some_empty_alternatives_is_a_pattern(raw: str) -> None:
+    assert normalise_pattern(raw) == raw
+
+
+def test_a_stored_pattern_that_claims_nothing_is_passed_over() -> None:
+    """A row written before '{,}' was refused makes no read fail: it claims nothing."""
+    detector = ConflictDetector(
+        [Scope("old", "a", None, ("{,}", "src/x")), Scope("new", "b", None, ("src/**",))]
+    )
+    assert [c.session_id for c in detector.find(patterns=["src/x"])] == ["old", "new"]
+    assert detector.find(patterns=["{,}"]) == []
+    detector.remove("old")
+    assert [c.session_id for c in detector.find(patterns=["src/x"])] == ["new"]
+
+
 def test_limits_come_from_the_caller() -> None:
-    tight = PatternLimits(max_length=10, max_wildcards=2, max_brace_expansion=2)
+    tight = PatternLimits(max_length=10, max_wildcards=2, max_brace_alternatives=2)
     assert normalise_pattern("{a,b}/*", tight) == "{a,b}/*"
     for raw in ("a" * 11, "*/*/*", "{a,b,c}"):
         with pytest.raises(PatternError):

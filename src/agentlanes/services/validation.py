@@ -26,7 +26,7 @@ def pattern_limits(settings: Settings) -> PatternLimits:
     return PatternLimits(
         max_length=settings.max_pattern_length,
         max_wildcards=settings.max_pattern_wildcards,
-        max_brace_expansion=settings.max_brace_expansion,
+        max_brace_alternatives=settings.max_brace_alternatives,
     )
 
 

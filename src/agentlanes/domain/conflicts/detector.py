@@ -95,7 +95,8 @@ class ConflictDetector:
         if scope.declared_area:
             self._areas.setdefault(scope.declared_area, {})[sid] = None
         ids = self._ids
-        for pattern in scope.patterns:
+        patterns = [p for p in scope.patterns if _usable(p)]
+        for pattern in patterns:
             holders = self._holders.get(pattern)
             if holders is None:
                 holders = self._holders[pattern] = {}
@@ -106,7 +107,7 @@ class ConflictDetector:
                     if found is not None:
                         kept[pattern] = (_new(FileOverlap, (mine, pattern, *found)),)
             holders[sid] = None
-        pids = tuple([ids[p] for p in dict.fromkeys(scope.patterns)])
+        pids = tuple([ids[p] for p in dict.fromkeys(patterns)])
         self._rows[sid] = (sid, scope.agent_name, scope.declared_area, pids)
 
     def remove(self, session_id: str) -> None:
@@ -188,7 +189,7 @@ class ConflictDetector:
         # own order, so a large answer costs little more than one tuple per
         # conflicting session.
         hits: dict[str, tuple[FileOverlap, ...]] = {}
-        mine = list(dict.fromkeys(patterns))
+        mine = [p for p in dict.fromkeys(patterns) if _usable(p)]
         for pattern in mine:
             these = self._answer(pattern)
             # Merge the smaller into the larger; earlier patterns' overlaps first.
@@ -243,6 +244,20 @@ class ConflictDetector:
 
 
 _Row = tuple[str, str, str | None, tuple[int, ...]]
+
+
+def _usable(pattern: str) -> bool:
+    """Whether a stored pattern compiles (a dictionary look-up once it has). Every
+    pattern is checked before it is stored, but rows written before a rule was added
+    (``{,}`` was once let through) may hold one that does not: it claims nothing, and
+    is passed over rather than failing every read of its project."""
+    try:
+        compile_pattern(pattern)
+    except ValueError:
+        return False
+    return True
+
+
 _is_certain = itemgetter(3)  # FileOverlap.certain, read without a Python-level call
 # tuple.__new__ builds a named tuple without the Python-level call its
 # constructor makes: noticeably cheaper when an answer holds thousands.

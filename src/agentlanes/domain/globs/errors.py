@@ -17,7 +17,7 @@ class PatternLimits:
 
     max_length: int = 1024
     max_wildcards: int = 32
-    max_brace_expansion: int = 64
+    max_brace_alternatives: int = 64
 
 
 DEFAULT_LIMITS = PatternLimits()

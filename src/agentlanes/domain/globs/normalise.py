@@ -37,6 +37,30 @@ def _normalise_text(raw: str, kind: str, *, keep_slash: bool = False) -> str:
     return text
 
 
+def _has_empty_brace(text: str) -> bool:
+    """Whether ``text`` holds ``{}`` outside a character class and unescaped."""
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":  # a class: ']' right after '[' or '[!' is a member
+            j = i + 1
+            if j < n and text[j] in "!^":
+                j += 1
+            if j < n and text[j] == "]":
+                j += 1
+            close = text.find("]", j)
+            if close != -1:
+                i = close + 1
+                continue
+        elif ch == "{" and text.startswith("{}", i):
+            return True
+        i += 1
+    return False
+
+
 def normalise_path(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     """Normalise a concrete file path (SPEC rules); raise PatternError if invalid.
 
@@ -53,8 +77,9 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
 
     A trailing ``/`` is kept: it marks a directory claim (``src/api/``).
     Refuses (PatternError): empty, absolute, a ``..`` or ``.`` segment, a NUL
-    byte, too long, too many wildcards, a brace expansion that yields too
-    many alternatives, too many characters in all, or an absolute, ``..`` or
+    byte, too long, too many wildcards, a brace expansion that yields more than
+    ``max_brace_alternatives`` alternatives (refused before expanding), or none (``{,}``,
+    an empty group ``{}``), too many characters in all, or an absolute, ``..`` or
     ``.`` alternative, and anything wcmatch cannot compile.
     """
     # The limit counts the characters sent (as the API's maxLength does), before any work.
@@ -64,7 +89,9 @@ def normalise_pattern(raw: str, limits: PatternLimits = DEFAULT_LIMITS) -> str:
     wildcards = sum(1 for m in _WILDCARD.finditer(text) if len(m.group()) == 1)
     if wildcards > limits.max_wildcards:
         raise PatternError(text, f"pattern has more than {limits.max_wildcards} wildcards")
-    alternatives = _expand(text, limits.max_brace_expansion)
+    if _has_empty_brace(text):
+        raise PatternError(text, "pattern has an empty brace group '{}' (it expands to nothing)")
+    alternatives = _expand(text, limits.max_brace_alternatives)
     expanded = limits.max_length * EXPANSION_LENGTH_FACTOR
     if sum(len(alt) for alt in alternatives) > expanded:
         raise PatternError(text, f"brace expansion longer than {expanded} characters in all")
