@@ -1,16 +1,19 @@
 """The admin token must not be guessable: empty turns the admin API off, and a known
-default or a short token stops the server at start instead of opening the API."""
+placeholder, an unexpanded ``${...}`` or a short token stops the server at start instead
+of opening the API (SPEC, "One agent cannot hurt another")."""
 
 from __future__ import annotations
 
-MIN_LENGTH = 8
-# Placeholders found in sample configs (ours had "change-me"), compared case-insensitively.
+import re
+
+MIN_LENGTH = 32
+# Placeholders found in sample configs (ours had "change-me"), compared case-insensitively
+# after dropping what separates words ("change_me", "Change Me").
 KNOWN_DEFAULTS = frozenset(
     {
-        "change-me",
         "changeme",
-        "change_me",
         "changeit",
+        "replaceme",
         "admin",
         "administrator",
         "password",
@@ -19,8 +22,18 @@ KNOWN_DEFAULTS = frozenset(
         "default",
         "test",
         "agentlanes",
+        "admintoken",
+        "yourtoken",
+        "yoursecret",
+        "yourtokenhere",
+        "mysecret",
+        "letmein",
+        "qwerty",
     }
 )
+# Placeholder families whatever follows: password123..., 12345678..., changeme-please...
+KNOWN_PREFIXES = ("password", "12345678", "changeme", "replaceme", "qwerty", "letmein")
+UNEXPANDED = re.compile(r"\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*$")
 
 
 def admin_token_problem(token: str) -> str | None:
@@ -29,7 +42,13 @@ def admin_token_problem(token: str) -> str | None:
         return None
     if token.strip() != token:
         return "admin_token has leading or trailing spaces"
-    if token.lower() in KNOWN_DEFAULTS:
+    if UNEXPANDED.search(token):
+        return (
+            f"admin_token is an unexpanded variable ({token!r}): the environment or the "
+            "file that should fill it in did not"
+        )
+    plain = re.sub(r"[^a-z0-9]", "", token.lower())
+    if plain in KNOWN_DEFAULTS or plain.startswith(KNOWN_PREFIXES) or len(set(token)) < 4:
         return f"admin_token is a well-known placeholder ({token!r}); use a random one"
     if len(token) < MIN_LENGTH:
         return f"admin_token is shorter than {MIN_LENGTH} characters; use a random one"

@@ -212,3 +212,30 @@ def test_heartbeat_body_is_checked_when_it_carries_the_token(api: Api) -> None:
         headers={**api.headers(), "Content-Type": "application/json"},
     )
     _assert_400(r, "body")
+
+
+@pytest.mark.parametrize("path", ["/checkin", "/conflicts/check", "/messages", "/tasks"])
+def test_a_body_that_is_not_utf8_is_a_400_naming_the_body(api: Api, path: str) -> None:
+    r = api.client.post(
+        f"/api/v1{path}",
+        content=b'{"agent_name": "\xff\xfe"}',
+        headers={**api.headers(), "content-type": "application/json"},
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["field"] == "body" and "UTF-8" in r.json()["error"]["message"]
+
+
+def test_an_admin_body_that_is_not_utf8_is_a_400(client: TestClient[Any]) -> None:
+    r = client.post(
+        "/api/v1/projects",
+        content=b'{"name": "\xc3("}',
+        headers={**ADMIN, "content-type": "application/json"},
+    )
+    assert r.status_code == 400, r.text
+    assert "UTF-8" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("path", ["/static/app.js%00.html", "/static/%00", "/static/a%00/b.js"])
+def test_a_path_with_a_nul_byte_is_not_found(client: TestClient[Any], path: str) -> None:
+    r = client.get(path)
+    assert r.status_code == 404, r.text

@@ -135,3 +135,33 @@ def test_a_message_is_delivered_live_to_the_recipients_attached_socket(api: Api)
         assert frame["type"] == "message.created"
         assert frame["data"]["message"]["message_id"] == msg["message_id"]
         assert frame["data"]["message"]["body"] == "ping from alice"
+
+
+def _same_exchange(api: Api) -> list[int]:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    ids = [_send(api, alice, to="bob", body=f"m{i}")["message_id"] for i in range(3)]
+    assert [m["message_id"] for m in _inbox(api, bob)["messages"]] == ids
+    assert [m["message_id"] for m in _inbox(api, bob, f"?after_id={ids[0]}")["messages"]] == ids[1:]
+    assert api.post(f"/messages/{ids[1]}/read", token=bob).status_code == 200
+    return ids
+
+
+def test_message_ids_are_numbered_per_project(api: Api) -> None:
+    """One project's message ids say nothing of another's volume (#24 finding 13): the
+    same exchange in two projects gets the same ids, however much a third one sent, and
+    an id of one project opens nothing in another."""
+    from tests.api.conftest import new_project
+
+    app = api.client
+    first = _same_exchange(new_project(app))
+    busy = new_project(app)
+    talker = busy.checkin(agent_name="talker")["session_token"]
+    busy_ids = [_send(busy, talker, to="x", body="noise")["message_id"] for _ in range(25)]
+    second_project = new_project(app)
+    second = _same_exchange(second_project)
+    assert first == second
+    assert sorted(busy_ids) == busy_ids and len(set(busy_ids)) == 25
+    # The busy project's ids mean nothing to the second one.
+    reader = second_project.checkin(agent_name="x")["session_token"]
+    assert second_project.post(f"/messages/{busy_ids[-1]}/read", token=reader).status_code == 404

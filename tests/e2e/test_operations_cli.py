@@ -69,7 +69,7 @@ def test_db_backup_copies_a_live_sqlite_database(tmp_path: Path) -> None:
     assert r.returncode == 2 and "pg_dump" in r.stderr
 
 
-@pytest.mark.parametrize("token", ["change-me", "admin", "short"])
+@pytest.mark.parametrize("token", ["change-me", "admin", "short", "${ADMIN_TOKEN}", "12345678"])
 def test_serve_refuses_a_placeholder_admin_token(tmp_path: Path, token: str) -> None:
     r = agentlanes(
         tmp_path,

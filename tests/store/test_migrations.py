@@ -42,11 +42,10 @@ TABLES = (
     "consensus_votes",
     "agents",
 )
-NEW_PROJECT_COLUMNS = {
-    "epoch",
-    "previous_api_key_hash",
-    "previous_key_expires_at",
-    "key_revoked_at",
+NEW_COLUMNS = {
+    "projects": {"epoch", "previous_api_key_hash", "previous_key_expires_at", "key_revoked_at"},
+    "messages": {"number"},
+    "realtime_tokens": {"api_key_hash"},
 }
 
 
@@ -56,7 +55,7 @@ def snapshot(conn: Any) -> dict[str, list[tuple[Any, ...]]]:
     for table in TABLES:
         result = conn.execute(text(f"SELECT * FROM {table}"))
         columns = list(result.keys())
-        keys = [k for k in columns if not (table == "projects" and k in NEW_PROJECT_COLUMNS)]
+        keys = [k for k in columns if k not in NEW_COLUMNS.get(table, set())]
         rows[table] = sorted((tuple(str(r[k]) for k in keys) for r in result.mappings()), key=repr)
     return rows
 
@@ -253,3 +252,50 @@ def test_processes_migrating_at_once_all_succeed_and_one_migrates(
     # Exactly one process found the old database; the others waited and found it done.
     assert sum(a["stamped_baseline"] for a in answers) == 1
     assert asyncio.run(_read_all(url)) == before
+
+
+AUTOINCREMENT_TABLES = (
+    "projects",
+    "events",
+    "task_notes",
+    "messages",
+    "message_receipts",
+    "consensus_votes",
+)
+
+
+@pytest.mark.parametrize("start", ["release_0_1", "fresh"])
+def test_sqlite_ids_are_never_reused_after_the_migrations(tmp_path: Path, start: str) -> None:
+    """SQLite hands the largest rowid out again unless the table says AUTOINCREMENT: a
+    project made after a DELETE got the deleted one's id (#24 finding 4)."""
+    path = tmp_path / "ids.db"
+    if start == "release_0_1":
+        shutil.copy(FIXTURES / "v0_1_0.sqlite", path)
+    migrate.upgrade_url(f"sqlite:///{path}")
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA foreign_keys=ON")
+        for table in AUTOINCREMENT_TABLES:
+            (sql,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type='table' AND name=?", (table,)
+            ).fetchone()
+            assert "AUTOINCREMENT" in sql, (table, sql)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        insert = (
+            "INSERT INTO projects (slug, name, api_key_hash, conflict_mode, "
+            "heartbeat_interval_seconds, heartbeat_ttl_seconds, last_offset, created_at, "
+            "epoch) VALUES (?, 'p', ?, 'warn', 30, 120, 0, '2026-01-01', 'abcd')"
+        )
+        first = conn.execute(insert, ("gone", "h1")).lastrowid
+        conn.execute("DELETE FROM projects WHERE id = ?", (first,))
+        second = conn.execute(insert, ("new", "h2")).lastrowid
+        conn.commit()
+        assert second is not None and first is not None and second > first
+        if start == "release_0_1":
+            # Old messages are numbered per project in send order.
+            numbers = conn.execute(
+                "SELECT project_id, number FROM messages ORDER BY project_id, id"
+            ).fetchall()
+            assert [n for _, n in numbers] == list(range(1, len(numbers) + 1))
+    finally:
+        conn.close()

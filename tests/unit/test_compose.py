@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from agentlanes.admin_token import admin_token_problem
@@ -63,7 +64,29 @@ def test_the_server_refuses_placeholder_admin_tokens() -> None:
     for weak in ("change-me", "CHANGEME", "admin", "secret", "short"):
         assert admin_token_problem(weak), weak
     assert admin_token_problem("") is None  # empty: the admin API is off
-    assert admin_token_problem("3f1c9a2b7e4d5f60a1b2c3d4") is None
+    assert admin_token_problem("3f1c9a2b7e4d5f60a1b2c3d4e5f60718") is None
+
+
+@pytest.mark.parametrize(
+    "weak",
+    [
+        "12345678",
+        "password1",
+        "replace-me",
+        "Replace_Me",
+        "${ADMIN_TOKEN}",
+        "${AGENTLANES_ADMIN_TOKEN:-}",
+        "$AGENTLANES_ADMIN_TOKEN",
+        "3f1c9a2b7e4d5f60a1b2c3d4",  # 24 random characters: too short
+        "password-password-password-password",  # long, but a placeholder
+        "1234567890123456789012345678901234567890",
+        "replace-me-with-a-long-random-token-please",
+        "x" * 40,
+        "prefix-${ADMIN_TOKEN}-suffix-long-enough-0000",
+    ],
+)
+def test_the_server_refuses_weak_admin_tokens(weak: str) -> None:
+    assert admin_token_problem(weak), weak
 
 
 def test_health_checks_probe_the_configured_port() -> None:

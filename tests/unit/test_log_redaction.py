@@ -72,3 +72,36 @@ def test_logging_config_routes_uvicorn_through_the_filter() -> None:
         assert config["loggers"][name]["propagate"] is True
     assert config["loggers"]["apscheduler"]["level"] == "WARNING"
     assert logging_config("trace")["root"]["level"] == "TRACE"
+
+
+def _escape_all(text: str) -> str:
+    return "".join(f"%{ord(c):02X}" for c in text)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"%74oken={_escape_all(RT)}",  # the finding: ?%74oken=<every character escaped>
+        f"%54OKEN={_escape_all(RT)}",
+        f"tok%65n={_escape_all(RT)}",
+        f"%2574oken={_escape_all(_escape_all(RT))}",  # encoded twice
+        f"since=3&%74oken={_escape_all(RT)}&x=%41",
+        f"t={_escape_all(TOKEN)}",  # a session token under any name
+        f"k={_escape_all(KEY)}",
+        f"anything={RT[:3]}{_escape_all(RT[3:])}",
+    ],
+)
+def test_percent_encoded_secrets_are_masked_whatever_the_key_spelling(query: str) -> None:
+    line = f'127.0.0.1:5 - "WebSocket /api/v1/events?{query}" [accepted]'
+    out = redact(line)
+    assert "***" in out, out
+    for secret in (KEY, RT, TOKEN):
+        for spelling in (secret, _escape_all(secret), _escape_all(_escape_all(secret))):
+            assert spelling not in out
+        assert secret[-40:] not in out
+    assert "[accepted]" in out
+
+
+def test_escaped_text_without_a_secret_keeps_its_spelling() -> None:
+    line = '"GET /api/v1/tasks?q=a%20b&since=3" 200'
+    assert redact(line) == line

@@ -85,6 +85,24 @@ def _on_too_deep(_: Request[Any, Any, Any], exc: RecursionError) -> Response[Any
     return error_response(400, "VALIDATION_ERROR", "body: nested too deeply", field="body")
 
 
+def _on_not_utf8(request: Request[Any, Any, Any], exc: UnicodeDecodeError) -> Response[Any]:
+    # JSON is UTF-8 (RFC 8259); the decoder's own words name the first bad byte.
+    return error_response(
+        400,
+        "VALIDATION_ERROR",
+        f"body: not valid UTF-8 ({exc.reason} at byte {exc.start})",
+        field="body",
+    )
+
+
+def _on_value_error(request: Request[Any, Any, Any], exc: ValueError) -> Response[Any]:
+    # A NUL in a path ("/static/app.js%00.html") reaches the file system as "embedded null
+    # byte": no file has such a name, so it is not found (SPEC: a path with %00 is a 404).
+    if "\x00" in request.url.path or "null byte" in str(exc):
+        return error_response(404, "NOT_FOUND", "Not Found")
+    return _on_unexpected(request, exc)
+
+
 _OUTAGE_LOG = OutageLog(log)
 
 
@@ -115,5 +133,7 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
     NotAuthorizedException: _on_http,
     HTTPException: _on_http,
     RecursionError: _on_too_deep,
+    UnicodeDecodeError: _on_not_utf8,
+    ValueError: _on_value_error,
     Exception: _on_unexpected,
 }

@@ -13,6 +13,10 @@ and rewrites the finished message (and any traceback) before it is written:
   64 hex (browser tokens), 64 hex (session tokens);
 * passwords in URLs (``postgresql://user:…@host``, ``redis://:…@host``);
 * the configured admin token, verbatim.
+
+Each rule applies to the line as written and, for any run of characters that carries
+percent-escapes (``?%74oken=%72%74%5f…``), to that run decoded (twice encoded too): a
+run that hides a secret is written decoded and masked, whatever the spelling of its key.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import logging
 import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote_plus
 
 MASK = "***"
 TRACE_LEVEL = 5  # uvicorn's
@@ -54,14 +59,41 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-def redact(text: str, known: Iterable[str] = ()) -> str:
-    """``text`` with every secret we can recognise replaced by ``***``."""
+# A run of characters with at least one percent-escape (a URL, a query string).
+_ESCAPED_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
+# How many times a run is decoded at most (%2574 is %74 is t).
+_DECODE_ROUNDS = 3
+
+
+def _plain_redact(text: str, known: tuple[str, ...]) -> str:
     for secret in known:
         if secret:
             text = text.replace(secret, MASK)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _redact_escaped(match: re.Match[str], known: tuple[str, ...]) -> str:
+    raw = match.group(0)
+    decoded = raw
+    for _ in range(_DECODE_ROUNDS):
+        once = unquote_plus(decoded)
+        if once == decoded:
+            break
+        decoded = once
+    masked = _plain_redact(decoded, known)
+    # Only a run that hid a secret is rewritten; any other keeps its spelling.
+    return masked if masked != decoded else raw
+
+
+def redact(text: str, known: Iterable[str] = ()) -> str:
+    """``text`` with every secret we can recognise replaced by ``***``, also where it is
+    percent-encoded (then the run that carried it is written decoded)."""
+    secrets = tuple(known)
+    if "%" in text:
+        text = _ESCAPED_RUN.sub(lambda m: _redact_escaped(m, secrets), text)
+    return _plain_redact(text, secrets)
 
 
 class RedactSecrets(logging.Filter):

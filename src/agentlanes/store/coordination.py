@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
+from agentlanes.store.models import NEVER_REUSED
+
 
 class Task(SQLModel, table=True):
     __tablename__ = "tasks"
@@ -43,6 +45,7 @@ class Task(SQLModel, table=True):
 
 class TaskNote(SQLModel, table=True):
     __tablename__ = "task_notes"
+    __table_args__ = NEVER_REUSED
 
     id: int | None = Field(default=None, primary_key=True)
     task_id: str = Field(foreign_key="tasks.id", index=True, max_length=40)
@@ -75,11 +78,16 @@ class Message(SQLModel, table=True):
     __table_args__ = (
         Index("ix_messages_project_recipient", "project_id", "recipient", "id"),
         Index("ix_messages_project_thread", "project_id", "thread_id"),
+        UniqueConstraint("project_id", "number", name="uq_messages_number"),
+        NEVER_REUSED,
     )
 
     # A sequence, so the inbox pages in send order on every backend.
     id: int | None = Field(default=None, primary_key=True)
     project_id: int = Field(foreign_key="projects.id")
+    # The message_id the API shows: numbered per project (the offset of the event that
+    # announced it), so no project learns another's volume from it.
+    number: int = Field(sa_column=Column(BigInteger, nullable=False))
     sender: str = Field(max_length=64)
     sender_session_id: str | None = Field(default=None, max_length=40)
     recipient: str = Field(max_length=64)  # an agent name, or "broadcast"
@@ -93,7 +101,10 @@ class MessageReceipt(SQLModel, table=True):
     """One recipient's read and acknowledgement state (broadcasts get one per reader)."""
 
     __tablename__ = "message_receipts"
-    __table_args__ = (UniqueConstraint("message_id", "agent_name", name="uq_receipt"),)
+    __table_args__ = (
+        UniqueConstraint("message_id", "agent_name", name="uq_receipt"),
+        NEVER_REUSED,
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     message_id: int = Field(foreign_key="messages.id", index=True)
@@ -164,7 +175,10 @@ class ConsensusRequest(SQLModel, table=True):
 
 class ConsensusVote(SQLModel, table=True):
     __tablename__ = "consensus_votes"
-    __table_args__ = (UniqueConstraint("request_id", "agent_name", name="uq_consensus_vote"),)
+    __table_args__ = (
+        UniqueConstraint("request_id", "agent_name", name="uq_consensus_vote"),
+        NEVER_REUSED,
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     request_id: str = Field(foreign_key="consensus_requests.id", index=True, max_length=40)

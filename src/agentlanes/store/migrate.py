@@ -94,17 +94,49 @@ def _upgrade_sync(conn: Connection, target: str) -> UpgradeResult:
     return UpgradeResult(before=before, after=_current(conn), stamped_baseline=stamped)
 
 
+def _sqlite_foreign_keys(conn: Connection, on: bool) -> None:
+    """Switch SQLite's foreign key enforcement, outside any transaction (inside one the
+    pragma does nothing): straight on the driver's connection, so that SQLAlchemy does
+    not begin one first."""
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+    finally:
+        cursor.close()
+
+
+def _check_foreign_keys(conn: Connection) -> None:
+    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise MigrationError(f"the migration left rows whose parent is missing: {broken[:5]}")
+
+
 async def upgrade(db: Database, target: str = "head") -> UpgradeResult:
-    """Bring the schema to ``target`` (default: this release's newest), under the lock."""
-    async with db.writer.begin() as conn:
+    """Bring the schema to ``target`` (default: this release's newest), under the lock.
+
+    On SQLite the migrations run with foreign keys off: a migration that rebuilds a
+    parent table (0003 adds AUTOINCREMENT that way) would otherwise cascade into its
+    children as the old table is dropped. They are checked before the commit, and on
+    again for whatever uses the connection next (SQLite's procedure for table changes)."""
+    async with db.writer.connect() as conn:
         if db.is_sqlite:
-            # The first statement makes the writer engine send BEGIN IMMEDIATE.
-            await conn.execute(text("SELECT 1"))
-        else:
-            await conn.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
-            )
-        return await conn.run_sync(_upgrade_sync, target)
+            await conn.run_sync(_sqlite_foreign_keys, False)
+        try:
+            async with conn.begin():
+                if db.is_sqlite:
+                    # The first statement makes the writer engine send BEGIN IMMEDIATE.
+                    await conn.execute(text("SELECT 1"))
+                else:
+                    await conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                    )
+                result = await conn.run_sync(_upgrade_sync, target)
+                if db.is_sqlite and result.changed:
+                    await conn.run_sync(_check_foreign_keys)
+                return result
+        finally:
+            if db.is_sqlite:
+                await conn.run_sync(_sqlite_foreign_keys, True)
 
 
 async def current(db: Database) -> str | None:

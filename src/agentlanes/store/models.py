@@ -9,9 +9,16 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+# SQLite reuses the largest rowid once its row is deleted unless the table says
+# AUTOINCREMENT: a project made after a DELETE would get the deleted one's id (and any
+# state still kept for that id). Every table whose integer id is shown or referenced says
+# so (PostgreSQL sequences never go back; the option means nothing there).
+NEVER_REUSED = {"sqlite_autoincrement": True}
+
 
 class Project(SQLModel, table=True):
     __tablename__ = "projects"
+    __table_args__ = NEVER_REUSED
 
     id: int | None = Field(default=None, primary_key=True)
     slug: str = Field(max_length=64, unique=True, index=True)
@@ -65,7 +72,10 @@ class Event(SQLModel, table=True):
     """The outbox and the history: written in the same transaction as the change."""
 
     __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("project_id", "event_offset", name="uq_events_offset"),)
+    __table_args__ = (
+        UniqueConstraint("project_id", "event_offset", name="uq_events_offset"),
+        NEVER_REUSED,
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     project_id: int = Field(foreign_key="projects.id", index=True)
@@ -83,4 +93,7 @@ class RealtimeToken(SQLModel, table=True):
 
     token_hash: str = Field(primary_key=True, max_length=64)
     project_id: int = Field(foreign_key="projects.id")
+    # The hash of the API key that minted it: the token dies with that key (revoked, or
+    # rotated and its grace over). None: minted before this was kept.
+    api_key_hash: str | None = Field(default=None, max_length=64)
     expires_at: datetime = Field(index=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, or_
+from sqlalchemy import and_, func, or_, text
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -35,7 +35,8 @@ class MessageInput:
 
 def message_view(m: Message, receipt: MessageReceipt | None = None) -> dict[str, Any]:
     view: dict[str, Any] = {
-        "message_id": m.id,
+        # Numbered per project (SPEC: not one sequence across projects).
+        "message_id": m.number,
         "from": m.sender,
         "from_session_id": m.sender_session_id,
         "to": m.recipient,
@@ -75,7 +76,13 @@ async def send(
     assert project.id is not None
     async with ctx.project_tx(project.id) as tx:
         session = await active_session(tx.db, project, token, within_ttl=True)
+        # The number is the offset of the message.created event written below: under
+        # the project lock nothing else takes it meanwhile.
+        last = await tx.db.exec(
+            text("SELECT last_offset FROM projects WHERE id = :id"), params={"id": project.id}
+        )
         message = Message(
+            number=int(last.scalar_one()) + 1,
             project_id=project.id,
             sender=session.agent_name,
             sender_session_id=session.id,
@@ -88,7 +95,8 @@ async def send(
         tx.db.add(message)
         await tx.db.flush()  # the id
         view = message_view(message)
-        await tx.emit("message.created", {"message": view})
+        event = await tx.emit("message.created", {"message": view})
+        assert event["offset"] == message.number
     return view
 
 
@@ -130,7 +138,7 @@ async def inbox(
         if thread_id is not None:
             conditions.append(Message.thread_id == thread_id)
         if after_id is not None:
-            conditions.append(col(Message.id) > after_id)
+            conditions.append(col(Message.number) > after_id)
         join_on = and_(
             MessageReceipt.message_id == Message.id,  # type: ignore[arg-type]
             MessageReceipt.agent_name == agent,  # type: ignore[arg-type]
@@ -165,14 +173,13 @@ async def inbox(
 
 
 async def _mine(db: AsyncSession, project_id: int, message_id: int, agent: str) -> Message:
-    message = await db.get(Message, message_id)
-    if (
-        message is None
-        or message.project_id != project_id
-        or not (
-            message.recipient == agent
-            or (message.recipient == BROADCAST and message.sender != agent)
+    message = (
+        await db.exec(
+            select(Message).where(Message.project_id == project_id, Message.number == message_id)
         )
+    ).first()
+    if message is None or not (
+        message.recipient == agent or (message.recipient == BROADCAST and message.sender != agent)
     ):
         raise NotFound(f"no message {message_id} in this agent's inbox")
     return message
@@ -192,12 +199,13 @@ async def mark(
         receipt = (
             await tx.db.exec(
                 select(MessageReceipt).where(
-                    MessageReceipt.message_id == message_id, MessageReceipt.agent_name == agent
+                    MessageReceipt.message_id == message.id, MessageReceipt.agent_name == agent
                 )
             )
         ).first()
         if receipt is None:
-            receipt = MessageReceipt(message_id=message_id, agent_name=agent)
+            assert message.id is not None
+            receipt = MessageReceipt(message_id=message.id, agent_name=agent)
         now = utcnow()
         changed = False
         if receipt.read_at is None:
@@ -211,7 +219,7 @@ async def mark(
             await tx.emit(
                 "message.acked" if ack else "message.read",
                 {
-                    "message_id": message.id,
+                    "message_id": message.number,
                     "agent_name": agent,
                     "read_at": iso(receipt.read_at),
                     "acked_at": iso(receipt.acked_at),
