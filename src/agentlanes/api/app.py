@@ -24,6 +24,7 @@ from agentlanes.api.conflicts import ConflictListController
 from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
+from agentlanes.api.edge import edge_middleware, security_headers
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
 from agentlanes.api.leases import LeaseController
@@ -93,7 +94,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         middleware_class=LeanPrometheusMiddleware,
     )
     mcp = McpMount(settings)  # the MCP tools over streamable HTTP at /mcp
-    middleware = [prometheus.middleware]
+    # Host/Origin first: a request refused there costs nothing and counts nowhere.
+    middleware = [edge_middleware(settings), prometheus.middleware]
     stores: dict[str, Store] = {}
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
@@ -126,6 +128,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         lifespan=[lifespan, *mcp.lifespans],
         on_startup=[finisher(settings)],
         middleware=middleware,
+        before_send=[security_headers],
         stores=stores,
         # Strict: Litestar validates bodies with strict=False by default, which overrides the
         # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
