@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.stores.base import Store
@@ -36,6 +36,7 @@ from agentlanes.api.projects import ProjectController
 from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
+from agentlanes.api.viewer import PackagedSwaggerPlugin
 from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
 from agentlanes.mcp.http import McpMount
@@ -138,7 +139,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             title="agentlanes",
             version=__version__,
             path="/schema",
-            render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
+            # The viewer's files ship in the package (api/viewer.py): no CDN.
+            render_plugins=[JsonRenderPlugin(), PackagedSwaggerPlugin()],
             components=components(),
         ),
         debug=False,
