@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support import services
+from tests.support.app_settings import TEST_APP_SETTINGS
 from tests.support.server import ServerProcess
 
 os.environ.setdefault("AGENTLANES_LOG_LEVEL", "warning")
@@ -47,7 +48,7 @@ def make_settings() -> Callable[..., Any]:
     from agentlanes.settings import Settings
 
     def make(**overrides: Any) -> Settings:
-        return Settings(**{"admin_token": "admin-secret-for-the-test-suite-2026", **overrides})
+        return Settings(**{**TEST_APP_SETTINGS, **overrides})
 
     return make
 

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -87,6 +88,10 @@ class Settings(BaseSettings):
     port: int = Field(ge=1, le=65535)
     admin_token: str
     log_level: str
+    # Browsers (SPEC "One agent cannot hurt another"; api/edge.py). Empty: the defaults.
+    # From the environment: a comma-separated list (or a JSON array).
+    allowed_hosts: Annotated[list[str], NoDecode]
+    allowed_origins: Annotated[list[str], NoDecode]
 
     conflict_mode: Literal["warn", "block"]
     heartbeat_interval_seconds: int = Field(ge=1)
@@ -123,6 +128,18 @@ class Settings(BaseSettings):
 
     consensus_default_timeout_seconds: int = Field(ge=1)
     consensus_max_timeout_seconds: int = Field(ge=1)
+
+    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
 
     @classmethod
     def settings_customise_sources(

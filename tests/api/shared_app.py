@@ -14,6 +14,7 @@ from litestar.testing import TestClient
 
 from agentlanes.api.app import create_app
 from agentlanes.settings import Settings
+from tests.support.app_settings import TEST_APP_SETTINGS
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -24,6 +25,6 @@ def client(
         url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'agentlanes.db'}"
     else:
         url = str(request.getfixturevalue("pg_database"))
-    settings = Settings(database_url=url, admin_token="admin-secret-for-the-test-suite-2026")  # type: ignore[call-arg]
+    settings = Settings(database_url=url, **TEST_APP_SETTINGS)  # type: ignore[call-arg]
     with TestClient(create_app(settings)) as test_client:
         yield test_client

@@ -68,6 +68,7 @@ def test_each_operation_lists_the_statuses_it_can_answer(document: dict[str, Any
         return {int(s) for s in document["paths"][path][method]["responses"]}
 
     for path, method, operation in operations(document):
+        assert 421 in statuses(path, method), (method, path)  # every route checks Host
         if path.startswith("/api/v1/"):
             # Every call needs a key (or the admin token) and is rate limited.
             assert {401, 429} <= statuses(path, method), (method, path)
@@ -81,8 +82,8 @@ def test_each_operation_lists_the_statuses_it_can_answer(document: dict[str, Any
     assert {200, 201, 409, 410} <= statuses("/api/v1/leases", "post")
     assert {200, 201} <= statuses("/api/v1/agents/{name}", "put")
     assert {409, 410} <= statuses("/api/v1/tasks/{task_id}/claim", "post")
-    assert statuses("/healthz", "get") == {200}
-    assert statuses("/readyz", "get") == {200, 503}
+    assert statuses("/healthz", "get") == {200, 421}
+    assert statuses("/readyz", "get") == {200, 421, 503}
 
 
 def test_security_follows_the_guards(document: dict[str, Any]) -> None:

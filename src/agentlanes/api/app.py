@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.stores.base import Store
@@ -24,6 +24,7 @@ from agentlanes.api.conflicts import ConflictListController
 from agentlanes.api.consensus import ConsensusController
 from agentlanes.api.current_project import CurrentProjectController
 from agentlanes.api.deps import DEPENDENCIES
+from agentlanes.api.edge import edge_middleware, security_headers
 from agentlanes.api.errors import EXCEPTION_HANDLERS
 from agentlanes.api.events import EventController, events_socket
 from agentlanes.api.leases import LeaseController
@@ -35,6 +36,7 @@ from agentlanes.api.projects import ProjectController
 from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
+from agentlanes.api.viewer import PackagedSwaggerPlugin
 from agentlanes.hub import create_hub
 from agentlanes.jobs import start_scheduler
 from agentlanes.mcp.http import McpMount
@@ -93,7 +95,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         middleware_class=LeanPrometheusMiddleware,
     )
     mcp = McpMount(settings)  # the MCP tools over streamable HTTP at /mcp
-    middleware = [prometheus.middleware]
+    # Host/Origin first: a request refused there costs nothing and counts nowhere.
+    middleware = [edge_middleware(settings), prometheus.middleware]
     stores: dict[str, Store] = {}
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))
@@ -126,6 +129,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         lifespan=[lifespan, *mcp.lifespans],
         on_startup=[finisher(settings)],
         middleware=middleware,
+        before_send=[security_headers],
         stores=stores,
         # Strict: Litestar validates bodies with strict=False by default, which overrides the
         # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
@@ -135,7 +139,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             title="agentlanes",
             version=__version__,
             path="/schema",
-            render_plugins=[JsonRenderPlugin(), SwaggerRenderPlugin()],
+            # The viewer's files ship in the package (api/viewer.py): no CDN.
+            render_plugins=[JsonRenderPlugin(), PackagedSwaggerPlugin()],
             components=components(),
         ),
         debug=False,

@@ -9,7 +9,8 @@ operation by operation, from what every route handler declares:
 - every operation answers 400 when it takes a body, a query, a path parameter or a
   session token; 401 and 429 (and 503 when the database is away) when a guard needs a key;
   404 when its path names a resource or it acts as a session; 410 when it acts as a session;
-  413 when it takes a body; and any status its handler adds with ``opt=contract(...)``;
+  413 when it takes a body; 421 always (a Host not in allowed_hosts); and any status its
+  handler adds with ``opt=contract(...)``;
 - each operation carries the security its guards enforce (``ApiKey``, ``AdminToken``) and,
   when it acts as a session, ``SessionToken``;
 - a limit that comes from the settings is written as ``Limit("max_patterns")`` in a model's
@@ -54,6 +55,10 @@ STATUS_CODES: dict[int, tuple[str, tuple[str, ...]]] = {
     ),
     410: ("The session has ended (its status says how)", ("SESSION_ENDED",)),
     413: ("The request body is larger than max_body_bytes", ("PAYLOAD_TOO_LARGE",)),
+    421: (
+        "The Host header is not one of this server's names (allowed_hosts)",
+        ("HOST_NOT_ALLOWED",),
+    ),
     429: ("Over the rate limit for this API key", ("RATE_LIMITED",)),
     503: ("A service this call needs (the database) is unavailable; retry later", ()),
 }
@@ -169,6 +174,7 @@ def _statuses(path: str, operation: dict[str, Any], handler: HTTPRouteHandler) -
     session = declared.get("session")
     guards = _guard_names(handler)
     statuses: set[int] = set(declared.get("errors", ()))
+    statuses.add(421)  # every route checks Host (api/edge.py)
     has_body = "requestBody" in operation
     if has_body or operation.get("parameters") or session:
         statuses.add(400)

@@ -176,12 +176,18 @@ def in_process_client(app: Litestar, api_key: str | None) -> Any:
     """An AsyncClient whose requests go straight into ``app`` (no socket)."""
     import httpx
 
+    from agentlanes.api.edge import INTERNAL_SCOPE_KEY
     from agentlanes.client.aio import AsyncClient
+
+    async def internal(scope: Scope, receive: Receive, send: Send) -> None:
+        # The server calling itself: no browser is involved (api/edge.py lets it pass).
+        scope[INTERNAL_SCOPE_KEY] = True  # type: ignore[literal-required]
+        await app(scope, receive, send)
 
     class _InProcess(AsyncClient):
         def _open_http(self) -> httpx.AsyncClient:
             return httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=app),
+                transport=httpx.ASGITransport(app=internal),
                 base_url=self.url,
                 timeout=self.timeout,
             )

@@ -30,6 +30,7 @@ from agentlanes.client.config import LocalConfig, load_config
 from agentlanes.mcp.coordination_tools import add_coordination_tools
 from agentlanes.mcp.lanes import Lanes, Resolve
 from agentlanes.mcp.session_tools import add_session_tools
+from agentlanes.mcp.tool_server import LanesMCPServer
 
 __all__ = ["build_server", "main", "new_server"]
 
@@ -61,7 +62,7 @@ def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
 
 
 def new_server(resolve: Resolve, lifespan: Any = None) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = LanesMCPServer(  # tool descriptions dedented
         "agentlanes",
         title="agentlanes",
         version=__version__,

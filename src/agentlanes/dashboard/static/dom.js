@@ -6,6 +6,8 @@ export function el(tag, attrs = {}, ...children) {
     if (value === null || value === undefined || value === false) continue;
     if (name === "class") node.className = value;
     else if (name === "text") node.textContent = value;
+    // Through CSSOM: the page's CSP refuses style attributes set as markup (setAttribute).
+    else if (name === "style") node.style.cssText = String(value);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
   for (const child of children.flat()) {

@@ -43,7 +43,9 @@ export class Focus {
     this.timeline = [];
     this.left = []; // recently ended sessions, newest first
     this.root = $("#focus");
-    this.style = $("#highlight");
+    // A constructed sheet (CSSOM), not a <style> element: the page's CSP allows no inline style.
+    this.style = new CSSStyleSheet();
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, this.style];
     this.generation = 0;
     const form = $("#filters");
     form.addEventListener("input", () => this.applyFilters());
@@ -131,9 +133,9 @@ export class Focus {
 
   /** Rows about the selected agent stand out in every panel: one rule, no re-render. */
   highlight(name) {
-    this.style.textContent = name
-      ? `[data-agents~="${CSS.escape(name)}"] { outline: 2px solid var(--accent); outline-offset: 1px; }`
-      : "";
+    this.style.replaceSync(
+      name ? `[data-agents~="${CSS.escape(name)}"] { outline: 2px solid var(--accent); outline-offset: 1px; }` : "",
+    );
   }
 
   async loadTimeline() {
