@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,10 @@ from tests.support.agents import git, isolated_env, lanes, lanes_json, make_repo
 pytestmark = pytest.mark.e2e
 
 URL = "http://agentlanes.internal:8787"
+# What the hooks run: this installation's `lanes` by absolute path, beside the interpreter
+# (Claude Code may start without the venv on its PATH).
+LANES = str(Path(sys.executable).parent / "lanes")
+GUARD = f"{LANES} guard"
 
 
 def snapshot(repo: Path) -> dict[str, str]:
@@ -37,6 +42,7 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     assert dry.returncode == 0, dry.stderr
     assert "would create .agentlanes.toml" in dry.stdout
     assert "+url = " in dry.stdout and "dry run: nothing written" in dry.stdout
+    assert f"run {LANES} by its absolute path" in dry.stdout
     assert not (repo / ".agentlanes.toml").exists()
     assert json.loads((repo / ".claude/settings.json").read_text()) == theirs
 
@@ -48,19 +54,21 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
         ".mcp.json": "updated",
         "pre-commit": "created",
     }
+    assert first["program"] == [LANES]
     settings = json.loads((repo / ".claude/settings.json").read_text())
     assert settings["permissions"] == theirs["permissions"]
     pre = settings["hooks"]["PreToolUse"]
     assert pre[0] == theirs["hooks"]["PreToolUse"][0]  # theirs kept, first
     assert pre[1]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
-    assert pre[1]["hooks"] == [{"type": "command", "command": "lanes guard", "timeout": 10}]
+    assert pre[1]["hooks"] == [{"type": "command", "command": GUARD, "timeout": 10}]
+    assert Path(LANES).is_absolute() and Path(LANES).is_file()
     for name in ("SessionStart", "SessionEnd"):
         [group] = settings["hooks"][name]
-        assert group["hooks"][0]["command"] == "lanes guard"
+        assert group["hooks"][0]["command"] == GUARD
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
     assert servers == {
         "db": {"command": "db-mcp"},
-        "agentlanes": {"command": "lanes", "args": ["mcp"]},
+        "agentlanes": {"command": LANES, "args": ["mcp"]},
     }
     assert f'url = "{URL}"' in (repo / ".agentlanes.toml").read_text()
     assert "agentlanes-managed-hook" in (repo / ".git/hooks/pre-commit").read_text()
@@ -83,7 +91,7 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     (repo / ".claude/settings.json").write_text(json.dumps(settings))
     lanes_json(repo, env, "init")
     pre = json.loads((repo / ".claude/settings.json").read_text())["hooks"]["PreToolUse"]
-    assert len(pre) == 2 and pre[1]["hooks"][0]["command"] == "lanes guard"
+    assert len(pre) == 2 and pre[1]["hooks"][0]["command"] == GUARD
     # So is the module's former name, from before the guard moved to agentlanes.hooks.
     pre[1]["hooks"][0]["command"] = "python -m agentlanes.guard"
     (repo / ".claude/settings.json").write_text(
@@ -91,7 +99,7 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     )
     lanes_json(repo, env, "init")
     pre = json.loads((repo / ".claude/settings.json").read_text())["hooks"]["PreToolUse"]
-    assert len(pre) == 2 and pre[1]["hooks"][0]["command"] == "lanes guard"
+    assert len(pre) == 2 and pre[1]["hooks"][0]["command"] == GUARD
 
     # --mcp http points .mcp.json at the server's /mcp with the key from the environment.
     lanes_json(repo, env, "init", "--mcp", "http")

@@ -4,7 +4,8 @@ Writes (merging with what is there; a second run changes nothing and says so):
 
 - ``.agentlanes.toml``: the server URL (the key stays in the environment);
 - the git pre-commit hook (as ``lanes hook install``);
-- ``.claude/settings.json``: ``lanes guard`` as the Claude Code hook for ``SessionStart``,
+- ``.claude/settings.json``: ``lanes guard`` (by absolute path: Claude Code may start
+  without the venv on its PATH) as the Claude Code hook for ``SessionStart``,
   ``PreToolUse`` (the tools that change files) and ``SessionEnd``; other hooks and settings
   are kept, and an older agentlanes entry is updated in place;
 - ``.mcp.json``: the ``agentlanes`` MCP server (``lanes mcp`` over stdio, or with
@@ -25,19 +26,37 @@ from typing import Any
 from agentlanes.cli.errors import EXIT_USAGE, CommandError
 from agentlanes.cli.output import add_json, client_errors, emit_json
 
-GUARD_COMMAND = "lanes guard"
 GUARD_SPELLINGS = ("lanes guard", "agentlanes.hooks.guard", "agentlanes.guard")
 # The tools whose calls change files (Bash: the guard reads the command's words).
 EDIT_TOOLS = "Edit|MultiEdit|Write|NotebookEdit|Bash"
-HOOK_EVENTS: dict[str, dict[str, Any]] = {
-    "SessionStart": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 15}]},
-    "PreToolUse": {
-        "matcher": EDIT_TOOLS,
-        "hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 10}],
-    },
-    "SessionEnd": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 15}]},
-}
 MCP_NAME = "agentlanes"
+
+
+def lanes_program() -> list[str]:
+    """This installation's ``lanes``, by absolute path: Claude Code may start without the
+    virtual environment on its PATH (a bare ``lanes`` then fails with 127). The console
+    script beside this interpreter (a venv's or pipx's ``bin``), else this interpreter
+    with ``-m agentlanes``."""
+    import sys
+
+    here = Path(sys.executable).parent / "lanes"  # not resolved: a venv's python is a link
+    if here.is_file() and os.access(here, os.X_OK):
+        return [str(here)]
+    return [sys.executable, "-m", "agentlanes"]
+
+
+def hook_events(program: list[str]) -> dict[str, dict[str, Any]]:
+    import shlex
+
+    guard = shlex.join([*program, "guard"])
+    return {
+        "SessionStart": {"hooks": [{"type": "command", "command": guard, "timeout": 15}]},
+        "PreToolUse": {
+            "matcher": EDIT_TOOLS,
+            "hooks": [{"type": "command", "command": guard, "timeout": 10}],
+        },
+        "SessionEnd": {"hooks": [{"type": "command", "command": guard, "timeout": 15}]},
+    }
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -142,13 +161,14 @@ def _is_ours(group: Any) -> bool:
     )
 
 
-def plan_claude(root: Path) -> Change:
+def plan_claude(root: Path, program: list[str]) -> Change:
     path = root / ".claude" / "settings.json"
     before, data = _json_file(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise CommandError(f'{path}: "hooks" is not an object', EXIT_USAGE)
-    for event, wanted in HOOK_EVENTS.items():
+    events = hook_events(program)
+    for event, wanted in events.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise CommandError(f"{path}: hooks.{event} is not a list", EXIT_USAGE)
@@ -162,10 +182,10 @@ def plan_claude(root: Path) -> Change:
     after = _dump(data)
     if before is not None and json.loads(before or "{}") == json.loads(after):
         after = before  # same settings: keep the file byte for byte
-    return Change(path, before, after, "Claude Code hooks: " + ", ".join(HOOK_EVENTS))
+    return Change(path, before, after, "Claude Code hooks: " + ", ".join(events))
 
 
-def plan_mcp(root: Path, url: str, mode: str | None) -> Change:
+def plan_mcp(root: Path, url: str, mode: str | None, program: list[str]) -> Change:
     path = root / ".mcp.json"
     before, data = _json_file(path)
     servers = data.setdefault("mcpServers", {})
@@ -178,7 +198,7 @@ def plan_mcp(root: Path, url: str, mode: str | None) -> Change:
             "headers": {"X-API-Key": "${AGENTLANES_API_KEY}"},
         }
     else:
-        wanted = {"command": "lanes", "args": ["mcp"]}
+        wanted = {"command": program[0], "args": [*program[1:], "mcp"]}
     if MCP_NAME not in servers or mode is not None:
         servers[MCP_NAME] = wanted
     after = _dump(data)
@@ -197,7 +217,12 @@ def init(args: argparse.Namespace) -> int:
     root = Path(found)
     with client_errors():
         cfg = load_config(root)
-    changes = [plan_config(root, cfg.url), plan_claude(root), plan_mcp(root, cfg.url, args.mcp)]
+    program = lanes_program()
+    changes = [
+        plan_config(root, cfg.url),
+        plan_claude(root, program),
+        plan_mcp(root, cfg.url, args.mcp, program),
+    ]
     hook, script, current = plan_install()
     hook_change = Change(hook, current, script, "git pre-commit hook")
     report = []
@@ -215,7 +240,9 @@ def init(args: argparse.Namespace) -> int:
             write_hook(hook, script)
     nothing = all(c["action"] == "unchanged" for c in report)
     if args.json:
-        emit_json({"dry_run": args.dry_run, "changed": not nothing, "files": report})
+        emit_json(
+            {"dry_run": args.dry_run, "changed": not nothing, "files": report, "program": program}
+        )
         return 0
     if nothing:
         print("nothing to change: this repository is already set up for agentlanes")
@@ -228,6 +255,10 @@ def init(args: argparse.Namespace) -> int:
         print(f"{verb.get(entry['action'], entry['action'])} {name} ({entry['what']})")
         if entry.get("diff"):
             print(entry["diff"].rstrip("\n"))
+    print(
+        f"the hooks and the MCP server run {' '.join(program)} by its absolute path (no PATH "
+        "needed); run `lanes init` again if you move or reinstall agentlanes"
+    )
     if args.dry_run:
         print("dry run: nothing written")
     elif not cfg.api_key:

@@ -1,5 +1,9 @@
 """``lanes keepalive``: heartbeats on a clock, or an attached socket, in the foreground or
-detached (its pid kept beside the agent's session file, so ``lanes checkout`` stops it)."""
+detached (its pid kept beside the agent's session file, so ``lanes checkout`` stops it).
+
+``--watch-pid PID`` ends it once that process is gone: the Claude Code hooks start it
+(``start_for_agent``) attached and watching the agent's own process, so the session lives
+as long as the agent does and its TTL runs from the moment the agent ends."""
 
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ def keepalive(args: argparse.Namespace) -> int:
         if not interval:
             interval = float(client.project().heartbeat_interval_seconds)
         _exit_on_sigterm()
+        if args.watch_pid:
+            _watch(args.watch_pid, args.watch_started)
         try:
             if args.socket:
                 return _hold_socket(client, args)
@@ -74,6 +80,52 @@ def _hold_socket(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _watch(pid: int, started: str | None) -> None:
+    """End this process (as SIGTERM would: through the finally blocks) once ``pid`` is gone;
+    the socket closes with it, so the session's TTL runs from then."""
+    import threading
+
+    from agentlanes.client.identity import is_alive
+
+    def watch() -> None:
+        while is_alive(pid, started):
+            time.sleep(1.0)
+        print(f"agentlanes: the agent's process {pid} has ended; letting the session go")
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="watch-agent", daemon=True).start()
+
+
+def start_for_agent(cfg: Any, agent: str, pid: int | None, started: str | None) -> int | None:
+    """Start ``lanes keepalive --socket`` for a local agent's session, in the background,
+    watching the agent's process ``pid`` when known (the Claude Code hooks call this at
+    session start). The pid of the keepalive, or None when one already runs."""
+    pid_file = _pid_file(cfg, agent)
+    if pid_file is None or _running_keepalive(pid_file):
+        return None
+    command = [sys.executable, "-m", "agentlanes", "keepalive", "--agent", agent, "--socket"]
+    if pid:
+        command += ["--watch-pid", str(pid)]
+        if started:
+            command += ["--watch-started", started]
+    return _spawn(cfg, pid_file, command)
+
+
+def _spawn(cfg: Any, pid_file: Path, command: list[str]) -> int:
+    log = pid_file.with_suffix(".log").open("ab")
+    proc = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,  # survives the shell (and the agent's tool call) that ran it
+        cwd=cfg.root,
+    )
+    pid_file.write_text(str(proc.pid))
+    return proc.pid
+
+
 def _exit_on_sigterm() -> None:
     # SIGTERM (from `lanes checkout`) ends the loop through the finally blocks.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -102,21 +154,16 @@ def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> 
         command.append("--socket")
     if args.interval:
         command += ["--interval", str(args.interval)]
+    if args.watch_pid:
+        command += ["--watch-pid", str(args.watch_pid)]
+        if args.watch_started:
+            command += ["--watch-started", args.watch_started]
     log_path = pid_file.with_suffix(".log")
-    log = log_path.open("ab")
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,  # survives the shell (and the agent's tool call) that ran it
-        cwd=cfg.root,
-    )
-    pid_file.write_text(str(proc.pid))
+    pid = _spawn(cfg, pid_file, command)
     if args.json:
-        emit_json({"pid": proc.pid, "log": str(log_path)})
+        emit_json({"pid": pid, "log": str(log_path)})
     else:
-        print(f"keepalive running in the background (pid {proc.pid}); `lanes checkout` stops it")
+        print(f"keepalive running in the background (pid {pid}); `lanes checkout` stops it")
     return 0
 
 

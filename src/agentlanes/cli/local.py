@@ -34,11 +34,14 @@ def local_session(cfg: Any, agent: str | None = None) -> dict[str, Any]:
     if agent:
         message = f"no local session for agent {agent}: run `lanes checkin --agent {agent}`"
     else:
-        names = [s.get("agent_name") for s in list_sessions(cfg)]
-        if len(names) > 1:
+        names = [str(s.get("agent_name")) for s in list_sessions(cfg)]
+        if names:
+            # Sessions here, none of them this process's (several agents, or another
+            # running agent's only session): say how to name the agent, not "no session".
+            from agentlanes.client.identity import how_to_name
+
             raise CommandError(
-                f"{len(names)} agents have sessions here ({', '.join(map(str, names))}): "
-                "pick one with --agent (or AGENTLANES_AGENT_NAME)",
+                how_to_name(names),
                 EXIT_USAGE,
                 {"error": {"code": "AMBIGUOUS_SESSION", "message": "several local sessions"}},
             )

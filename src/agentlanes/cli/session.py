@@ -40,6 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--socket", action="store_true", help="hold an attached WebSocket instead")
     p.add_argument("--interval", type=float, metavar="S", help="seconds between heartbeats")
+    p.add_argument(
+        "--watch-pid", type=int, metavar="PID", help="stop once this process (the agent) is gone"
+    )
+    p.add_argument("--watch-started", help=argparse.SUPPRESS)  # its start time: pids get reused
     p.add_argument("--agent", help=AGENT_HELP)
     add_json(p)
     p.set_defaults(func=keepalive)

@@ -33,6 +33,8 @@ CONFIG_FILE = ".agentlanes.toml"
 LEGACY_SESSION_FILE = "session.json"
 SESSIONS_DIR = "sessions"
 STATE_DIR = "agentlanes"
+# Where a session file keeps the agent's process (see identity.py).
+AGENT_PROCESS_KEYS = ("agent_pid", "agent_started")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
@@ -271,9 +273,10 @@ def read_session(
 ) -> dict[str, Any] | None:
     """The local session: ``AGENTLANES_SESSION_TOKEN``, else the agent's session file.
 
-    The agent is ``agent``, else the configured one (``AGENTLANES_AGENT_NAME`` or
-    ``agent_name``), else whoever holds the only session in this working tree; with
-    several and no name there is no telling whose it is, so None. Returns a dict with at
+    The agent is ``agent``, else ``AGENTLANES_AGENT_NAME``, else the agent whose process
+    is an ancestor of this one (``identity.session_by_ancestry``), else ``agent_name``,
+    else whoever holds the only session in this working tree unless that agent's process
+    runs and is not ours; otherwise there is no telling whose it is, so None. Returns a dict with at
     least ``session_token`` (a file adds ``session_id``, ``agent_name``, the declared
     files and the heartbeat settings), or None.
     """
@@ -281,13 +284,31 @@ def read_session(
     token = env.get("AGENTLANES_SESSION_TOKEN", "").strip()
     if token:
         return {"session_token": token, "source": "AGENTLANES_SESSION_TOKEN"}
-    agent = agent or cfg.agent_name
+    if agent is None and cfg.source.get("agent_name") == "AGENTLANES_AGENT_NAME":
+        agent = cfg.agent_name
     if agent:
         _migrate_legacy(cfg)
         path = cfg.session_file(agent)
         return None if path is None else _load(path)
     sessions = list_sessions(cfg)
-    return sessions[0] if len(sessions) == 1 else None
+    if not sessions:
+        return None
+    # The agent whose process started this one (its hooks recorded it): see identity.py.
+    from agentlanes.client.identity import is_alive, session_by_ancestry
+
+    found = session_by_ancestry(sessions)
+    if found is not None:
+        return found
+    if cfg.agent_name:  # agent_name in .agentlanes.toml
+        path = cfg.session_file(cfg.agent_name)
+        return None if path is None else _load(path)
+    if len(sessions) == 1:
+        only = sessions[0]
+        pid = only.get("agent_pid")
+        if isinstance(pid, int) and is_alive(pid, only.get("agent_started")):
+            return None  # another running agent's session, not this process's
+        return only
+    return None
 
 
 def save_checkin(cfg: LocalConfig, result: Any, **extra: Any) -> str | None:
@@ -315,6 +336,11 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
         return None
     os.makedirs(os.path.dirname(path), exist_ok=True)
     data = {k: v for k, v in session.items() if k != "source"}
+    if "agent_pid" not in data:
+        # A new check-in by the same agent (its MCP server, `lanes checkin` from its
+        # shell) keeps the agent's process that its session start recorded.
+        before = _load(path) or {}
+        data.update({k: before[k] for k in AGENT_PROCESS_KEYS if k in before})
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

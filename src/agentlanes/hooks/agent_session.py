@@ -29,9 +29,14 @@ if TYPE_CHECKING:
 
 
 def checkin_for(
-    cfg: LocalConfig, agent: str, files: list[str] | None, meta: dict[str, Any]
+    cfg: LocalConfig,
+    agent: str,
+    files: list[str] | None,
+    meta: dict[str, Any],
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Check in as ``agent`` and keep the session in the agent's own file."""
+    """Check in as ``agent`` and keep the session in the agent's own file (with ``extra``:
+    the agent's process, see ``agentlanes.client.identity``)."""
     body: dict[str, Any] = {"agent_name": agent, "meta": meta}
     if files:
         body["declared_files"] = files
@@ -50,36 +55,95 @@ def checkin_for(
                 "heartbeat_ttl_seconds",
             )
         }
-        | {"url": cfg.url},
+        | {"url": cfg.url}
+        | (extra or {}),
     )
     return result  # type: ignore[no-any-return]
 
 
+NO_KEY = (
+    "agentlanes: no API key (AGENTLANES_API_KEY or api_key in .agentlanes.toml): "
+    "coordination is off for this session; other agents cannot see you and your edits "
+    "are not checked"
+)
+
+
 def _setup(payload: dict[str, Any], env: dict[str, str] | None) -> tuple[Any, str | None]:
+    """(the configuration, the agent); the configuration is None outside a repository and
+    has no ``api_key`` when none is set."""
     cwd = payload.get("cwd")
     root = find_repo_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
     if root is None:
         return None, None
     cfg = load_config(root, env)
-    return (cfg if cfg.api_key else None), agent_for(payload, env)
+    return cfg, agent_for(payload, env)
 
 
 def _start_context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
+def _agent_process(env: dict[str, str] | None) -> dict[str, Any]:
+    """The agent's process as the session file keeps it (see client/identity.py)."""
+    from agentlanes.client.identity import agent_process
+
+    found = agent_process(os.environ if env is None else env)
+    return {"agent_pid": found[0], "agent_started": found[1]} if found else {}
+
+
+def _export_name(agent: str, env: dict[str, str] | None) -> None:
+    """Name the agent in its own shell commands: Claude Code sources the ``export`` lines a
+    ``SessionStart`` hook appends to ``$CLAUDE_ENV_FILE`` before each Bash command
+    (https://code.claude.com/docs/en/hooks, SessionStart), so ``lanes`` and the git hook
+    run from there act as this agent."""
+    env = os.environ if env is None else env
+    path = env.get("CLAUDE_ENV_FILE")
+    if not path or env.get("AGENTLANES_AGENT_NAME"):
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"export AGENTLANES_AGENT_NAME={agent}\n")  # [A-Za-z0-9._-]: no quoting
+    except OSError:
+        pass
+
+
+def _start_keepalive(
+    cfg: LocalConfig, agent: str, process: dict[str, Any], restart: bool = False
+) -> str | None:
+    """The keepalive that holds the session while the agent's process runs (``restart``:
+    a new session, so one still holding the old one is stopped first); a note when it
+    could not start."""
+    try:
+        from agentlanes.cli.keepalive import start_for_agent, stop_keepalive
+
+        if restart:
+            stop_keepalive(cfg, agent)
+
+        start_for_agent(cfg, agent, process.get("agent_pid"), process.get("agent_started"))
+    except Exception as exc:  # the session still works: the hooks heartbeat it
+        return f"agentlanes: the keepalive did not start ({type(exc).__name__}: {exc})"
+    return None
+
+
 def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Check in (or keep the session a resumed Claude Code session already has)."""
+    """Check in (or keep the session a resumed Claude Code session already has), record the
+    agent's process, name the agent in its shell, and start the keepalive."""
+    import sys
+
     try:
         cfg, agent = _setup(payload, env)
     except ConfigError as exc:
         return _start_context(f"agentlanes: {exc}; not checked in")
     if cfg is None or agent is None:
         return {}
+    if not cfg.api_key:
+        print(NO_KEY, file=sys.stderr)
+        return _start_context(NO_KEY)
     try:
         session = read_session(cfg, {}, agent=agent)
     except ConfigError as exc:
         return _start_context(f"agentlanes: {exc}; not checked in")
+    process = _agent_process(env)
     try:
         if session is not None:
             try:
@@ -94,11 +158,15 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
         if not kept:
             files = (session or {}).get("declared_files") or None
             meta = {"tool": "claude-code", "source": str(payload.get("source") or "startup")}
-            session = checkin_for(cfg, agent, files, meta)
+            session = checkin_for(cfg, agent, files, meta, process)
+        elif process:
+            save_session(cfg, {**session, **process})
         presence = call(cfg, "GET", "/api/v1/presence")
     except (LeanUnreachable, LeanApiError) as exc:
         return _start_context(f"agentlanes: could not check in ({exc}); others cannot see you")
     assert session is not None
+    _export_name(agent, env)
+    notes = [n for n in [_start_keepalive(cfg, agent, process)] if n]
     others = [
         s
         for s in presence.get("sessions") or []
@@ -107,7 +175,8 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
     lines = [
         f"agentlanes: you are checked in as {agent} (session {session.get('session_id')}); "
         "the files you edit join your claims, and edits that collide with other agents' "
-        "claims are reported (refused in block mode)."
+        "claims are reported (refused in block mode). Message another agent with "
+        "`lanes message send NAME TEXT` or the MCP tool `message_send`."
     ]
     if others:
         lines.append(f"agentlanes: {len(others)} other live session(s):")
@@ -115,16 +184,20 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
             files = " ".join(s.get("declared_files") or []) or "(no files yet)"
             area = f" area {s['declared_area']}" if s.get("declared_area") else ""
             lines.append(f"agentlanes:   {s.get('agent_name')}{area}: {files}")
-    return _start_context("\n".join(lines))
+    return _start_context("\n".join([*lines, *notes]))
 
 
 def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Check out with the changed files (as git sees them) that this session claims."""
+    """Check out with the changed files (as git sees them) that this session claims.
+
+    A session that timed out meanwhile cannot be checked out; its summary and files are
+    still recorded: a check-in claiming nothing (so never refused) and its check-out at
+    once, ``meta.ended_session_id`` naming the session that timed out."""
     try:
         cfg, agent = _setup(payload, env)
     except ConfigError:
         return {}
-    if cfg is None or agent is None:
+    if cfg is None or agent is None or not cfg.api_key:
         return {}
     try:
         session = read_session(cfg, {}, agent=agent)
@@ -132,6 +205,7 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
         return {}
     if session is None:
         return {}
+    _stop_keepalive(cfg, agent)
     touched = _touched(cfg, session)
     reason = payload.get("reason") or "other"
     body = {
@@ -144,10 +218,59 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
     except LeanUnreachable:
         return {}  # the session times out on its own; keep the file for a retry
     except LeanApiError as exc:
-        if exc.status not in (404, 410):
+        if exc.status == 410:
+            try:
+                _record_after_end(cfg, agent, session, body)
+            except LeanUnreachable:
+                return {}
+            except LeanApiError:
+                pass
+        elif exc.status != 404:
             return {}
     forget_session(cfg, agent)
     return {}
+
+
+def _stop_keepalive(cfg: LocalConfig, agent: str) -> None:
+    try:
+        from agentlanes.cli.keepalive import stop_keepalive
+
+        stop_keepalive(cfg, agent)
+    except Exception:  # it ends on its own once the session has ended
+        pass
+
+
+def _record_after_end(
+    cfg: LocalConfig, agent: str, session: dict[str, Any], body: dict[str, Any]
+) -> None:
+    """The session ended (timed out) before Claude Code did: record the summary and the
+    files touched in a session that claims nothing and ends at once."""
+    if not body["files_touched"]:
+        body = {**body, "files_touched": _touched_locally(cfg, session)}
+    meta = {"tool": "claude-code", "ended_session_id": session.get("session_id")}
+    fresh = call(cfg, "POST", "/api/v1/checkin", {"agent_name": agent, "meta": meta})
+    call(cfg, "POST", "/api/v1/checkout", body, fresh["session_token"])
+
+
+def _touched_locally(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
+    """The changed files that the session's saved patterns claim (matched here: the server
+    no longer knows a session that has ended)."""
+    from agentlanes.client.worktree import changed_files
+    from agentlanes.domain.globs.claims import claims
+
+    patterns = [p for p in session.get("declared_files") or [] if isinstance(p, str)]
+    if cfg.root is None or not patterns:
+        return []
+    out = []
+    for path in changed_files(cfg.root)[:10_000]:
+        for pattern in patterns:
+            try:
+                if claims(pattern, path):
+                    out.append(path)
+                    break
+            except Exception:  # a pattern this version cannot read
+                continue
+    return out
 
 
 def _touched(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:

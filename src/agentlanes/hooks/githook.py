@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
-from agentlanes.client.config import ConfigError, load_config, read_session
+from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
 from agentlanes.client.report import capped
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
@@ -122,7 +122,15 @@ def check(
     session = read_session(cfg, env)
     token = session["session_token"] if session else None
     if not token:
-        say("you have no active session (run `lanes checkin`); others cannot see you")
+        # Several agents share this tree and none of them started this commit (or none
+        # was named): say how to name the committer rather than "no session".
+        local = [str(s.get("agent_name")) for s in list_sessions(cfg)]
+        if local:
+            from agentlanes.client.identity import how_to_name
+
+            say(how_to_name(local, "git commit ..."))
+        else:
+            say("you have no active session (run `lanes checkin`); others cannot see you")
     chunks = [todo[start : start + CHUNK] for start in range(0, len(todo), CHUNK)]
     # All at once, each on its own connection: the server answers them concurrently.
     # The check sends the token so the committer's own claims are left out; the heartbeat
@@ -173,6 +181,7 @@ def check(
             f"commit refused: the project is in block mode and {len(certain)} other "
             "session(s) hold these paths for certain"
         )
+        say(coordinate_line(certain))
         say(HOW_PAST)
         return REFUSE
     if mode == "block":
@@ -203,6 +212,16 @@ def overlap_lines(conflicts: Iterable[dict[str, Any]]) -> Iterator[str]:
                 f"{overlap.get('example')} is claimed by {agent} {how} "
                 f"(their pattern {overlap.get('their_pattern')})"
             )
+
+
+def coordinate_line(conflicts: list[dict[str, Any]]) -> str:
+    """How to reach the holders: ``lanes message send NAME TEXT`` or the MCP tool."""
+    names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in conflicts))
+    first = names[0] if names else "NAME"
+    return (
+        f'coordinate with {", ".join(names[:5])}: `lanes message send {first} "..."` '
+        "(or the MCP tool message_send)"
+    )
 
 
 def _unknown_token(answer: Any) -> bool:

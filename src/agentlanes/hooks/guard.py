@@ -141,6 +141,17 @@ def overlap_lines(conflicts: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _coordinate(conflicts: list[dict[str, Any]], me: str | None) -> str:
+    """How to reach the holders, and under which name they will see you."""
+    names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in conflicts))
+    first = names[0] if names else "NAME"
+    who = f" (you are {me})" if me else ""
+    return (
+        f"ask {', '.join(names[:5])} to release it{who}: "
+        f'`lanes message send {first} "..."` or the MCP tool message_send'
+    )
+
+
 def _certain(conflicts: list[dict[str, Any]]) -> bool:
     """Some overlap holds for certain (a missing ``certain`` field counts as certain)."""
     for c in conflicts:
@@ -181,6 +192,11 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
     except ConfigError as exc:
         return _context("PreToolUse", [f"agentlanes: {exc}; edit not checked"], allow)
     if not cfg.api_key:
+        print(
+            "agentlanes guard: no API key (AGENTLANES_API_KEY or .agentlanes.toml); "
+            "edit not checked",
+            file=sys.stderr,
+        )
         return _context("PreToolUse", [], allow)
     return _check_edit(cfg, payload, env, paths, patterns, allow)
 
@@ -237,8 +253,8 @@ def _check_edit(
             "\n".join(
                 [
                     *overlap_lines(others),
-                    "agentlanes: edit refused (block mode): coordinate with that agent, "
-                    "or pick other files",
+                    "agentlanes: edit refused (block mode): pick other files, or "
+                    + _coordinate(others, agent),
                 ]
             )
         )
@@ -315,15 +331,20 @@ def _join_again(
 ) -> list[str]:
     """A Claude Code session with no live agentlanes session (hooks added mid-session, or it
     timed out while idle): check in now, claiming what it had and what it is changing."""
-    from agentlanes.hooks.agent_session import checkin_for
+    from agentlanes.hooks.agent_session import _agent_process, _start_keepalive, checkin_for
 
     declared = list((session or {}).get("declared_files") or [])
     files = declared + [p for p in new if p not in declared]
+    process = _agent_process(None)
     try:
-        checkin_for(cfg, agent, files, meta={"tool": "claude-code", "joined": "PreToolUse"})
+        checkin_for(
+            cfg, agent, files, meta={"tool": "claude-code", "joined": "PreToolUse"}, extra=process
+        )
     except (LeanUnreachable, LeanApiError, ConfigError) as exc:
         return [f"agentlanes: could not check you in as {agent} ({exc})"]
-    return []
+    # From now on the session lives as long as the agent.
+    note = _start_keepalive(cfg, agent, process, restart=True)
+    return [note] if note else []
 
 
 # -- the command -----------------------------------------------------------------------------

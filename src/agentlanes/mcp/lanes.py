@@ -95,11 +95,40 @@ class Lanes:
             lanes.interval = float(session.get("heartbeat_interval_seconds") or 30)
         return lanes
 
+    def refresh(self) -> None:
+        """Find this agent's session if it has none yet: Claude Code may start this server
+        before its ``SessionStart`` hook checks in, and the session file then says which
+        agent started this process (``agentlanes.client.identity``)."""
+        if self.cfg is None or self.client.session_token:
+            return
+        session = read_session(self.cfg)
+        if session:
+            self.client.session_token = session["session_token"]
+            self.agent = session.get("agent_name")
+            self.interval = float(session.get("heartbeat_interval_seconds") or 30)
+
+    def unnamed(self) -> ToolError | None:
+        """Several agents keep sessions here and none of them started this server."""
+        from agentlanes.client.config import list_sessions
+        from agentlanes.client.identity import how_to_name
+
+        names = [str(s.get("agent_name")) for s in list_sessions(self.cfg)] if self.cfg else []
+        if not names or self.agent:
+            return None
+        return ToolError(
+            how_to_name(names, "lanes mcp")
+            + '; in .mcp.json: "env": {"AGENTLANES_AGENT_NAME": "..."}'
+            + ", or call `checkin` with your agent_name"
+        )
+
     async def call(self, pending: Awaitable[T]) -> T:
         """Await a client call; its failure becomes a tool error phrased for the agent."""
         self.last_used = time.monotonic()
+        self.refresh()
         try:
             return await pending
+        except NoSession:
+            raise self.unnamed() or agent_error(NoSession()) from None
         except ClientError as exc:
             raise agent_error(exc) from None
 

@@ -38,7 +38,8 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         connected."""
         lanes = await resolve(ctx)
         files, marked = lanes.patterns(declared_files)
-        default = lanes.cfg.agent_name if lanes.cfg else None
+        lanes.refresh()  # the agent that started this server checks in under its own name
+        default = lanes.agent or (lanes.cfg.agent_name if lanes.cfg else None)
         result = await lanes.call(lanes.client.checkin(agent_name or default, declared_area, files))
         lanes.keep(result)
         lanes.interval = float(result.heartbeat_interval_seconds)
