@@ -29,12 +29,21 @@ GUARD_COMMAND = "lanes guard"
 GUARD_SPELLINGS = ("lanes guard", "agentlanes.hooks.guard", "agentlanes.guard")
 # The tools whose calls change files (Bash: the guard reads the command's words).
 EDIT_TOOLS = "Edit|MultiEdit|Write|NotebookEdit|Bash"
+# PreToolUse covers every tool ("*"): edits are checked, and every call, reads included,
+# carries the agent's news (additionalContext only). UserPromptSubmit, PostToolUse and
+# Stop carry it too (Stop blocks once for an undelivered message; docs/agents.md).
 HOOK_EVENTS: dict[str, dict[str, Any]] = {
     "SessionStart": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 15}]},
+    "UserPromptSubmit": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 10}]},
     "PreToolUse": {
-        "matcher": EDIT_TOOLS,
+        "matcher": "*",
         "hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 10}],
     },
+    "PostToolUse": {
+        "matcher": "*",
+        "hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 10}],
+    },
+    "Stop": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 10}]},
     "SessionEnd": {"hooks": [{"type": "command", "command": GUARD_COMMAND, "timeout": 15}]},
 }
 MCP_NAME = "agentlanes"

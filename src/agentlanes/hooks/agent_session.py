@@ -96,6 +96,9 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
             meta = {"tool": "claude-code", "source": str(payload.get("source") or "startup")}
             session = checkin_for(cfg, agent, files, meta)
         presence = call(cfg, "GET", "/api/v1/presence")
+        from agentlanes.hooks.news import start_cursor  # news from now on (hooks/news.py)
+
+        start_cursor(cfg, agent, session)
     except (LeanUnreachable, LeanApiError) as exc:
         return _start_context(f"agentlanes: could not check in ({exc}); others cannot see you")
     assert session is not None
