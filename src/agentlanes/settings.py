@@ -129,6 +129,9 @@ class Settings(BaseSettings):
     consensus_default_timeout_seconds: int = Field(ge=1)
     consensus_max_timeout_seconds: int = Field(ge=1)
 
+    news_max_items: int = Field(ge=1, le=1000)
+    news_recent_events: int = Field(ge=1)
+
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:

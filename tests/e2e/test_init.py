@@ -59,10 +59,12 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     assert settings["permissions"] == theirs["permissions"]
     pre = settings["hooks"]["PreToolUse"]
     assert pre[0] == theirs["hooks"]["PreToolUse"][0]  # theirs kept, first
-    assert pre[1]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
+    # Every tool, reads included: edits are checked, every call carries the agent's news.
+    assert pre[1]["matcher"] == "*"
     assert pre[1]["hooks"] == [{"type": "command", "command": GUARD, "timeout": 10}]
     assert Path(LANES).is_absolute() and Path(LANES).is_file()
-    for name in ("SessionStart", "SessionEnd"):
+    assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    for name in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"):
         [group] = settings["hooks"][name]
         assert group["hooks"][0]["command"] == GUARD
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]

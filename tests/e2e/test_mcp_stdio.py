@@ -139,8 +139,22 @@ def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> 
                 "consensus_request",
                 "consensus_vote",
                 "agent_upsert",
+                "news",
             }
-            payload(await client.call_tool("checkin", {"agent_name": "bob"}))
+            payload(
+                await client.call_tool(
+                    "checkin", {"agent_name": "bob", "declared_files": ["docs/**"]}
+                )
+            )
+            first = payload(await client.call_tool("news", {}))
+            assert [i["kind"] for i in first["items"]] == ["summary"]
+            lanes_json(other, env, "status", "--agent", "alice", "--files", "docs/guide.md")
+            [item] = payload(await client.call_tool("news", {}))["items"]
+            assert (
+                item["text"]
+                == "alice now edits docs/guide.md, which you claim (docs/**), for certain"
+            )
+            assert payload(await client.call_tool("news", {}))["items"] == []
             task = payload(await client.call_tool("task_create", {"title": "Write the docs"}))
             ready = payload(await client.call_tool("tasks_ready", {}))
             assert [t["task_id"] for t in ready["tasks"]] == [task["task_id"]]

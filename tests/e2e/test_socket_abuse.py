@@ -121,8 +121,8 @@ def test_bad_frames_get_an_error_frame_and_the_socket_keeps_working(
                 ('{"a":' * 5000 + "1" + "}" * 5000, "frame is nested too deeply"),
                 (b"\xff\xfe\x00\x01 binary garbage", "frame is not JSON"),
                 ("", "frame is not JSON"),
-                ('"a string"', "type must be ping or attach"),
-                ('{"type": "subscribe"}', "type must be ping or attach"),
+                ('"a string"', "type must be ping, attach or news"),
+                ('{"type": "subscribe"}', "type must be ping, attach or news"),
                 ('{"type": "attach"}', "session_token: required, a string"),
                 ('{"type": "attach", "session_token": 12}', "session_token: required, a string"),
                 ("x" * (MAX_BODY - 10), "frame is not JSON"),  # under the limit: parsed

@@ -265,6 +265,7 @@ MessageView = TypedDict(
         "created_at": datetime,
         "read_at": datetime | None,
         "acked_at": datetime | None,
+        "delivered_at": datetime | None,
     },
 )
 

@@ -31,6 +31,7 @@ from agentlanes.api.leases import LeaseController
 from agentlanes.api.limits import rate_limit, rate_limit_stores
 from agentlanes.api.messages import MessageController
 from agentlanes.api.metrics import LeanPrometheusMiddleware
+from agentlanes.api.news import NewsController
 from agentlanes.api.openapi import components, finisher
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.server_info import server_info
@@ -113,6 +114,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             TaskController,
             CheckpointController,
             MessageController,
+            NewsController,
             LeaseController,
             ConsensusController,
             AgentController,

@@ -20,6 +20,8 @@ from typing import Any
 from litestar import WebSocket
 from litestar.exceptions import WebSocketDisconnect
 
+from agentlanes.api import news_stream
+from agentlanes.api.news_stream import NewsPush
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.hub import POLL, Frame, Subscriber
 from agentlanes.services import presence as presence_service
@@ -131,6 +133,7 @@ class EventStream:
         self.last_sent = 0
         self.subscriber: Subscriber | None = None
         self.attached: dict[str, None] = {}
+        self.news: NewsPush | None = None  # the attached session's news (api/news_stream.py)
         self._pump: asyncio.Task[None] | None = None
         self._cutoff: asyncio.Task[None] | None = None
 
@@ -295,6 +298,8 @@ class EventStream:
                     continue
             await self.send_text(frame.text)
             self.last_sent = offset
+            if self.news is not None:
+                await self.news.push()
 
     def _overflowed(self) -> None:
         """Called by the hub (synchronously) when this socket's queue is full."""
@@ -343,8 +348,13 @@ class EventStream:
                     self.project_id, attached["session_id"], self.project.heartbeat_ttl_seconds
                 )
             await self.send({"type": "attached", **attached})
+        elif kind == "news":
+            pushed = await news_stream.subscribe(
+                self.ctx, self.project, self.attached, message, self.send
+            )
+            self.news = pushed or self.news
         else:
-            await self.error("VALIDATION_ERROR", "type must be ping or attach", field="type")
+            await self.error("VALIDATION_ERROR", "type must be ping, attach or news", field="type")
 
     async def error(self, code: str, message: str, **extra: Any) -> None:
         await self.send({"type": "error", "error": {"code": code, "message": message}, **extra})

@@ -27,8 +27,6 @@ from agentlanes.cli.errors import EXIT_USAGE, CommandError
 from agentlanes.cli.output import add_json, client_errors, emit_json
 
 GUARD_SPELLINGS = ("lanes guard", "agentlanes.hooks.guard", "agentlanes.guard")
-# The tools whose calls change files (Bash: the guard reads the command's words).
-EDIT_TOOLS = "Edit|MultiEdit|Write|NotebookEdit|Bash"
 MCP_NAME = "agentlanes"
 
 
@@ -49,12 +47,21 @@ def hook_events(program: list[str]) -> dict[str, dict[str, Any]]:
     import shlex
 
     guard = shlex.join([*program, "guard"])
+    # PreToolUse covers every tool ("*"): edits are checked, and every call, reads included,
+    # carries the agent's news (additionalContext only). UserPromptSubmit, PostToolUse and
+    # Stop carry it too (Stop blocks once for an undelivered message; docs/agents.md).
     return {
         "SessionStart": {"hooks": [{"type": "command", "command": guard, "timeout": 15}]},
+        "UserPromptSubmit": {"hooks": [{"type": "command", "command": guard, "timeout": 10}]},
         "PreToolUse": {
-            "matcher": EDIT_TOOLS,
+            "matcher": "*",
             "hooks": [{"type": "command", "command": guard, "timeout": 10}],
         },
+        "PostToolUse": {
+            "matcher": "*",
+            "hooks": [{"type": "command", "command": guard, "timeout": 10}],
+        },
+        "Stop": {"hooks": [{"type": "command", "command": guard, "timeout": 10}]},
         "SessionEnd": {"hooks": [{"type": "command", "command": guard, "timeout": 15}]},
     }
 

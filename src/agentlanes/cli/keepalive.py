@@ -44,7 +44,9 @@ def keepalive(args: argparse.Namespace) -> int:
             _watch(args.watch_pid, args.watch_started)
         try:
             if args.socket:
-                return _hold_socket(client, args)
+                from agentlanes.cli.news import NewsFile  # the hooks read news from it
+
+                return _hold_socket(client, args, NewsFile(cfg, agent))
             return _heartbeat_loop(client, interval, args)
         finally:
             _drop_pid_file(cfg, agent)
@@ -65,9 +67,11 @@ def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> i
         time.sleep(interval)
 
 
-def _hold_socket(client: Any, args: argparse.Namespace) -> int:
-    for frame in client.events(attach=True):
-        if frame.type == "attached" and not args.json:
+def _hold_socket(client: Any, args: argparse.Namespace, news: Any = None) -> int:
+    for frame in client.events(attach=True, news=news.cursor if news else None):
+        if frame.type == "news" and news is not None:
+            news.write(frame)
+        elif frame.type == "attached" and not args.json:
             print(f"attached: session {frame.model_extra.get('session_id')} lives with this socket")
             sys.stdout.flush()
         elif frame.type == "error":

@@ -93,6 +93,15 @@ class AsyncClient(ClientBase):
         """End the session with an outcome (completed, partial, failed)."""
         return await self.run(calls.checkout(outcome_status, work_summary, files_touched))
 
+    async def news(
+        self, after: str | None = None, limit: int | None = None, deliver: bool = False
+    ) -> Any:
+        """What concerns this session after the cursor ``after`` (None: a summary of the
+        current state and a cursor): ``{"items", "cursor", "more", "recovered"}``.
+        ``deliver``: the items go into an agent's context, so its messages count as
+        delivered."""
+        return await self.run(calls.news(after, limit, deliver))
+
     async def presence(self) -> m.Presence:
         """The project's live sessions, oldest first, and the offset they reflect."""
         return await self.run(calls.presence())

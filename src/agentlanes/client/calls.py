@@ -89,6 +89,17 @@ def checkout(
     return Call("POST", f"{API}/checkout", m.CheckoutResult.model_validate, body, token="required")
 
 
+def news(after: str | None, limit: int | None, deliver: bool) -> Call[Any]:
+    """The agent's news after a cursor (POST: the messages among the items count as
+    delivered, for a caller that puts them in the agent's context)."""
+    if deliver:
+        body = drop_unset(after=after, limit=limit) | {"deliver": True}
+        return Call("POST", f"{API}/news", as_json, body, token="required")
+    return Call(
+        "GET", f"{API}/news", as_json, params=drop_unset(after=after, limit=limit), token="required"
+    )
+
+
 def presence() -> Call[m.Presence]:
     return Call("GET", f"{API}/presence", m.Presence.model_validate)
 

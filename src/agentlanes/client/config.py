@@ -83,6 +83,8 @@ class LocalConfig:
         self.fail_closed = False
         self.agent_name: str | None = None
         self.timeout = 5.0
+        # The most characters of news one hook puts in the agent's context (hooks/news.py).
+        self.news_max_chars = 2000
         self.source: dict[str, str] = {}
 
     @property
@@ -173,6 +175,7 @@ def load_config(start: StrPath | None = None, env: dict[str, str] | None = None)
             "fail_closed": _typed(data, "fail_closed", bool, path),
             "agent_name": _typed(data, "agent_name", str, path),
             "timeout": _typed(data, "timeout", (int, float), path),
+            "news_max_chars": _typed(data, "news_max_chars", int, path),
         }
     for key, env_key in (
         ("url", "AGENTLANES_URL"),
@@ -191,6 +194,8 @@ def load_config(start: StrPath | None = None, env: dict[str, str] | None = None)
         cfg.fail_closed = env["AGENTLANES_FAIL_CLOSED"].strip().lower() in ("1", "true", "yes")
     if file_values.get("timeout") is not None:
         cfg.timeout = float(file_values["timeout"])
+    if file_values.get("news_max_chars") is not None:
+        cfg.news_max_chars = max(200, int(file_values["news_max_chars"]))
     cfg.url = cfg.url.rstrip("/")
     _check_url(cfg.url, cfg.source.get("url", "the default URL"))
     return cfg

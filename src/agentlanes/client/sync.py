@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -97,6 +97,15 @@ class Client(ClientBase):
         """End the session with an outcome (completed, partial, failed)."""
         return self.run(calls.checkout(outcome_status, work_summary, files_touched))
 
+    def news(
+        self, after: str | None = None, limit: int | None = None, deliver: bool = False
+    ) -> Any:
+        """What concerns this session after the cursor ``after`` (None: a summary of the
+        current state and a cursor): ``{"items", "cursor", "more", "recovered"}``.
+        ``deliver``: the items go into an agent's context, so its messages count as
+        delivered."""
+        return self.run(calls.news(after, limit, deliver))
+
     def presence(self) -> m.Presence:
         """The project's live sessions, oldest first, and the offset they reflect."""
         return self.run(calls.presence())
@@ -133,6 +142,7 @@ class Client(ClientBase):
         attach: bool = False,
         max_failures: int | None = None,
         idle_timeout: float | None = None,
+        news: Callable[[], str | None] | None = None,
     ) -> Iterator[m.Event]:
         """Every frame of the live stream, reconnecting with ``since`` on its own.
 
@@ -141,7 +151,9 @@ class Client(ClientBase):
         ties the session's liveness to the socket. ``max_failures`` consecutive failed
         connects raise Unreachable (None: keep trying); a server that cannot be
         reached at the very first connect raises Unreachable at once. ``idle_timeout``
-        ends the iterator after that many seconds without a frame.
+        ends the iterator after that many seconds without a frame. ``news`` (with
+        ``attach``): subscribe the session to its news after each (re)connect, from the
+        cursor it returns (None: a summary first); ``news`` frames come among the others.
         """
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
         from websockets.sync.client import connect
@@ -155,6 +167,8 @@ class Client(ClientBase):
                     stream.opened()
                     if attach:
                         ws.send(self._attach_frame())
+                        if news is not None:
+                            ws.send(_news_frame(news()))
                     while True:
                         try:
                             raw = ws.recv(timeout=idle_timeout)
@@ -169,3 +183,9 @@ class Client(ClientBase):
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 stream.failed(exc)
             time.sleep(stream.delay())
+
+
+def _news_frame(after: str | None) -> str:
+    import json
+
+    return json.dumps({"type": "news", **({"after": after} if after else {})})

@@ -162,6 +162,9 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
         elif process:
             save_session(cfg, {**session, **process})
         presence = call(cfg, "GET", "/api/v1/presence")
+        from agentlanes.hooks.news import start_cursor  # news from now on (hooks/news.py)
+
+        start_cursor(cfg, agent, session)
     except (LeanUnreachable, LeanApiError) as exc:
         return _start_context(f"agentlanes: could not check in ({exc}); others cannot see you")
     assert session is not None

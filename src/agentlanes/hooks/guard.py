@@ -363,9 +363,19 @@ def handle(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         from agentlanes.hooks.agent_session import session_end
 
         return session_end(payload, env)
+    if event in ("UserPromptSubmit", "PostToolUse", "Stop"):
+        from agentlanes.hooks import news
+
+        return news.stop(payload, env) if event == "Stop" else news.context(event, payload, env)
     if event not in (None, "PreToolUse"):
         return {}  # an event this hook was not set up for: nothing to say
-    return decide(payload, env, allow)
+    answer = decide(payload, env, allow)
+    if event == "PreToolUse":
+        # Every tool, reads included: the agent's news as additionalContext only.
+        from agentlanes.hooks.news import add_to
+
+        answer = add_to(answer, payload, env)
+    return answer
 
 
 def run(stdin: TextIO | None = None, stdout: TextIO | None = None, allow: bool = False) -> int:

@@ -157,6 +157,26 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         lanes = await resolve(ctx)
         return await lanes.call(lanes.client.messages.send(to, body, type, thread_id))
 
+    @server.tool(annotations=CHANGES)
+    async def news(
+        ctx: Context,
+        after: Annotated[
+            str | None,
+            about(
+                "A cursor from an earlier answer; omitted: from where your last news call "
+                "ended (the first call sums up the current state)."
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """What concerns you since you last asked: messages to you, other agents starting
+        or stopping to edit files you claim (certain overlaps named), your tasks, leases
+        now free, votes. Each item has a one-line `text`. Messages shown count as
+        delivered."""
+        lanes = await resolve(ctx)
+        answer = await lanes.call(lanes.client.news(after=after or lanes.news_cursor, deliver=True))
+        lanes.news_cursor = answer.get("cursor")
+        return answer  # type: ignore[no-any-return]
+
     @server.tool(annotations=READ_ONLY)
     async def inbox(
         ctx: Context,

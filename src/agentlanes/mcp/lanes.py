@@ -77,6 +77,7 @@ class Lanes:
         self.interval = 30.0
         self.last_used = time.monotonic()
         self._beat: asyncio.Task[None] | None = None
+        self.news_cursor: str | None = None  # where the `news` tool read up to
 
     @classmethod
     def local(cls, cfg: LocalConfig) -> Lanes:

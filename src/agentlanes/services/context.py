@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from agentlanes.hub import Hub
 from agentlanes.services.liveness import Liveness, create_liveness
+from agentlanes.services.news_state import LeaseRefusals
 from agentlanes.services.project_cache import RecentProjects
 from agentlanes.services.project_tx import ProjectTx, SessionEndListener
 from agentlanes.services.projection import Projections
@@ -30,10 +31,14 @@ class ServiceContext:
     liveness: Liveness = None  # type: ignore[assignment]
     # What else ends with a session (the coordination features register theirs).
     session_end_listeners: list[SessionEndListener] = field(default_factory=list)
+    # Who was refused which lease, for the agents' news (services/news.py).
+    lease_refusals: LeaseRefusals = field(default_factory=lambda: LeaseRefusals())
 
     def __post_init__(self) -> None:
         if self.liveness is None:
             self.liveness = create_liveness(self.settings)
+        # The news reads the events the projection applied (services/news.py).
+        self.projections.recent_kept = self.settings.news_recent_events
 
     def on_session_end(self, listener: SessionEndListener) -> None:
         """Run ``listener`` in the transaction that ends any session, after its event."""

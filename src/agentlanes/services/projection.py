@@ -15,6 +15,7 @@ Heartbeats are not events; their times come from ``services/liveness/`` at read 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -99,12 +100,34 @@ def _when(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+@dataclass(slots=True)
+class Recent:
+    """One applied event, kept for the agents' news (``services/news.py``), with the
+    session it changed as it was before (to tell which overlaps ended)."""
+
+    offset: int
+    type: str
+    ts: str | None
+    data: dict[str, Any]
+    before: LiveSession | None
+
+
 class LiveProject:
     """One project's sessions that are not ended, oldest first, and their detector."""
 
-    def __init__(self, project_id: int, offset: int, sessions: Iterable[LiveSession]) -> None:
+    def __init__(
+        self,
+        project_id: int,
+        offset: int,
+        sessions: Iterable[LiveSession],
+        recent_kept: int = 0,
+    ) -> None:
         self.project_id = project_id
         self.offset = offset
+        # The newest applied events (the news reads them): complete after recent_from.
+        self.recent: deque[Recent] = deque(maxlen=recent_kept or None)
+        self.recent_kept = recent_kept
+        self.recent_from = offset
         # When the offset was last compared with the database (time.monotonic()).
         self.verified_at = 0.0
         self.sessions: dict[str, LiveSession] = {}
@@ -129,11 +152,18 @@ class LiveProject:
             return offset <= self.offset  # already applied: fine; a gap: not
         kind = event["type"]
         data = event["data"]
+        before = None
         if kind in ("agent.checkin", "agent.status"):
+            before = self.sessions.get(data["session"]["session_id"])
             self._put(LiveSession.of_view(data["session"]))
         elif kind in _ENDS:
+            before = self.sessions.get(data["session_id"])
             self._drop(data["session_id"])
         self.offset = offset
+        if self.recent_kept:
+            if len(self.recent) == self.recent_kept:
+                self.recent_from = self.recent[0].offset
+            self.recent.append(Recent(offset, kind, event.get("ts"), data, before))
         return True
 
     async def live(self, liveness: Liveness, now: datetime) -> list[LiveSession]:
@@ -182,8 +212,10 @@ class LiveProject:
 class Projections:
     """This process's ``LiveProject`` per project (the most recently used, bounded)."""
 
-    def __init__(self, max_projects: int = 1024) -> None:
+    def __init__(self, max_projects: int = 1024, recent_kept: int = 0) -> None:
         self.max_projects = max_projects
+        # Events kept per project for the agents' news (setting news_recent_events).
+        self.recent_kept = recent_kept
         self._projects: dict[int, LiveProject] = {}
         self.rebuilds = 0
 
@@ -244,7 +276,7 @@ class Projections:
         while True:
             rows = await queries.events_after(db, project.project_id, project.offset, PAGE)
             for row in rows:
-                event = {"offset": row.offset, "type": row.type, "data": row.data}
+                event = {"offset": row.offset, "type": row.type, "ts": row.ts, "data": row.data}
                 if not project.apply(event):
                     return
             if len(rows) < PAGE:
@@ -257,6 +289,8 @@ class Projections:
         self.rebuilds += 1
         offset = await queries.last_offset(db, project_id)
         rows = await queries.active_sessions(db, project_id)
-        project = LiveProject(project_id, offset, (LiveSession.of_row(r) for r in rows))
+        project = LiveProject(
+            project_id, offset, (LiveSession.of_row(r) for r in rows), self.recent_kept
+        )
         await self._catch_up(db, project)
         return project

@@ -149,6 +149,12 @@ async def live_sessions(
     brought and was compared with the database within ``hub_catch_up_seconds`` (the
     bound on a lost notification); else one small query, and the events after its
     offset when it is behind."""
+    current = await current_projection(ctx, project_id)
+    return current, await current.live(ctx.liveness, now)
+
+
+async def current_projection(ctx: ServiceContext, project_id: int) -> LiveProject:
+    """The project's projection with every committed event applied (see live_sessions)."""
     current = ctx.projections.fresh(
         project_id, ctx.hub.newest(project_id), ctx.settings.hub_catch_up_seconds
     )
@@ -161,7 +167,7 @@ async def live_sessions(
                 current = await ctx.projections.current(db, project_id, upto=last)
         else:
             current.verified_at = time.monotonic()
-    return current, await current.live(ctx.liveness, now)
+    return current
 
 
 async def _overdue(ctx: ServiceContext, session: AgentSession, now: datetime) -> bool:

@@ -111,6 +111,8 @@ class MessageReceipt(SQLModel, table=True):
     agent_name: str = Field(max_length=64)
     read_at: datetime | None = None
     acked_at: datetime | None = None
+    # Put in the agent's context (its news, by a hook): SPEC "The agent's news".
+    delivered_at: datetime | None = None
 
 
 class Lease(SQLModel, table=True):

@@ -237,6 +237,16 @@ class MessagesPanel extends Panel {
 
   render(messages) {
     $("#messages-count").textContent = String(messages.length);
+    $("#message-delivery").replaceChildren(
+      ...deliveryCounts(messages).map(([agent, c]) =>
+        el(
+          "li",
+          { "data-agent": agent },
+          el("strong", { text: agent }),
+          ` ${c.undelivered} undelivered · ${c.delivered} delivered · ${c.read} read`,
+        ),
+      ),
+    );
     // Threads by their latest message, newest first; messages in a thread oldest first.
     const threads = new Map();
     for (const m of messages) {
@@ -276,6 +286,23 @@ class MessagesPanel extends Panel {
   messagesOf(name) {
     return (this.data || []).filter((m) => m.from === name || m.to === name || m.to === "broadcast");
   }
+}
+
+/** Per agent, of the messages shown: how many wait to reach its context (undelivered),
+ * reached it (delivered: its news put them there), and were read. A broadcast counts for
+ * the agents with a receipt of it. Sorted by agent name. */
+export function deliveryCounts(messages) {
+  const counts = new Map();
+  const bump = (agent, key) => {
+    if (!counts.has(agent)) counts.set(agent, { undelivered: 0, delivered: 0, read: 0 });
+    counts.get(agent)[key] += 1;
+  };
+  for (const m of messages) {
+    const receipts = m.receipts || [];
+    if (m.to !== "broadcast" && !receipts.some((r) => r.agent_name === m.to)) bump(m.to, "undelivered");
+    for (const r of receipts) bump(r.agent_name, r.read_at ? "read" : r.delivered_at ? "delivered" : "undelivered");
+  }
+  return [...counts.entries()].sort(([a], [b]) => a.localeCompare(b));
 }
 
 /** "unread", "read by bob", "acknowledged by bob", or for a broadcast, who did what. */

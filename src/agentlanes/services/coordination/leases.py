@@ -139,6 +139,7 @@ async def acquire(
             await tx.emit("lease.renewed", {"lease": view})
             return view, False
         if current is not None:
+            ctx.lease_refusals.note(project.id, key, session.id)  # news: lease.free
             raise LeaseConflict(
                 f"{key!r} is leased by {current.agent_name} until {iso(current.expires_at)}",
                 conflict=True,

@@ -22,7 +22,8 @@ async def recent_messages(
     ctx: ServiceContext, project: Project, *, limit: int | None = None
 ) -> dict[str, Any]:
     """The newest ``limit`` messages, newest first, each with ``receipts``: one
-    ``{agent_name, read_at, acked_at}`` per agent that has read it."""
+    ``{agent_name, read_at, acked_at, delivered_at}`` per agent that has had it in its
+    context (its news) or read it."""
     if limit is None:
         limit = DEFAULT_LIMIT
     if not 1 <= limit <= LIMITS.message_board_limit:
@@ -52,7 +53,12 @@ async def recent_messages(
     by_message: dict[int, list[dict[str, Any]]] = {}
     for r in receipts:
         by_message.setdefault(r.message_id, []).append(
-            {"agent_name": r.agent_name, "read_at": iso(r.read_at), "acked_at": iso(r.acked_at)}
+            {
+                "agent_name": r.agent_name,
+                "read_at": iso(r.read_at),
+                "acked_at": iso(r.acked_at),
+                "delivered_at": iso(r.delivered_at),
+            }
         )
     messages = []
     for m in rows:
@@ -60,6 +66,7 @@ async def recent_messages(
         # The per-reader fields of message_view belong to an inbox, not to this list.
         view.pop("read_at", None)
         view.pop("acked_at", None)
+        view.pop("delivered_at", None)
         view["receipts"] = by_message.get(m.id or 0, [])
         messages.append(view)
     return {"messages": messages}

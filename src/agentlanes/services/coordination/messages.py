@@ -48,6 +48,7 @@ def message_view(m: Message, receipt: MessageReceipt | None = None) -> dict[str,
     # The reader's own state (null in the sender's copy and in the event).
     view["read_at"] = iso(receipt.read_at) if receipt else None
     view["acked_at"] = iso(receipt.acked_at) if receipt else None
+    view["delivered_at"] = iso(receipt.delivered_at) if receipt else None
     return view
 
 
@@ -227,3 +228,70 @@ async def mark(
             )
         view = message_view(message, receipt)
     return view
+
+
+async def unread_count(ctx: ServiceContext, project: Project, agent: str) -> int:
+    """How many messages to ``agent`` (broadcasts included) it has not read."""
+    assert project.id is not None
+    join_on = and_(
+        MessageReceipt.message_id == Message.id,  # type: ignore[arg-type]
+        MessageReceipt.agent_name == agent,  # type: ignore[arg-type]
+    )
+    async with ctx.db.read() as db:
+        count = (
+            await db.exec(
+                select(func.count())
+                .select_from(Message)
+                .outerjoin(MessageReceipt, join_on)
+                .where(_inbox_condition(project.id, agent), col(MessageReceipt.read_at).is_(None))
+            )
+        ).one()
+    return int(count)
+
+
+async def mark_delivered(
+    ctx: ServiceContext, project: Project, agent: str, message_ids: list[int]
+) -> list[int]:
+    """Record that these messages were put in ``agent``'s context (its news): each
+    receipt's ``delivered_at`` is set once; one ``message.delivered`` event names the
+    ones newly delivered. Ids not in the agent's inbox are skipped. Returns those ids."""
+    assert project.id is not None
+    wanted = sorted(set(message_ids))
+    if not wanted:
+        return []
+    async with ctx.project_tx(project.id) as tx:
+        rows = (
+            await tx.db.exec(
+                select(Message.id).where(
+                    col(Message.id).in_(wanted), _inbox_condition(project.id, agent)
+                )
+            )
+        ).all()
+        mine = {int(r) for r in rows}
+        receipts = {
+            r.message_id: r
+            for r in (
+                await tx.db.exec(
+                    select(MessageReceipt).where(
+                        col(MessageReceipt.message_id).in_(mine),
+                        MessageReceipt.agent_name == agent,
+                    )
+                )
+            ).all()
+        }
+        now = utcnow()
+        delivered = []
+        for message_id in sorted(mine):
+            receipt = receipts.get(message_id) or MessageReceipt(
+                message_id=message_id, agent_name=agent
+            )
+            if receipt.delivered_at is None:
+                receipt.delivered_at = now
+                tx.db.add(receipt)
+                delivered.append(message_id)
+        if delivered:
+            await tx.emit(
+                "message.delivered",
+                {"message_ids": delivered, "agent_name": agent, "delivered_at": iso(now)},
+            )
+    return delivered

@@ -1,0 +1,120 @@
+"""The agent's news over HTTP (SPEC "The agent's news"): ``GET /api/v1/news``, and
+``POST /api/v1/news`` for a caller that puts the items in an agent's context (it marks the
+messages among them delivered)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from litestar import Controller, get, post
+from litestar.params import JSONBody
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentlanes.api.answers import answer
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
+from agentlanes.api.openapi import SESSION_REQUIRED, contract
+from agentlanes.api.query import int_param, int_query, text_query
+from agentlanes.services import news
+
+After = text_query(3, 52, "The cursor of an earlier answer; absent: the current state's summary")
+Limit = int_query(1, 1000, "How many items at most (default and most: news_max_items, 50)")
+
+
+class NewsItem(BaseModel):
+    """One thing that concerns the session; further fields name what it refers to
+    (``session_id``, ``agent_name``, ``path``, ``your_pattern``, ``their_pattern``,
+    ``certain``, ``message_id``, ``task_id``, ``resource``, ``consensus_id``...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    cursor: str = Field(description="Read on after this item with ?after=")
+    kind: Literal[news.KINDS]  # type: ignore[valid-type]
+    at: datetime | None
+    text: str = Field(description="One line for an LLM: who, which path, whether certain")
+
+
+class NewsAnswer(BaseModel):
+    items: list[NewsItem]
+    cursor: str = Field(description="Where to read next (the current position without items)")
+    more: bool = Field(description="More items wait after cursor")
+    recovered: bool = Field(
+        description="False: the cursor was too old or of another history; the one item "
+        "sums up the current state instead of the missed items"
+    )
+    epoch: str
+
+
+class NewsBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    after: str | None = Field(default=None, min_length=3, max_length=52)
+    limit: int | None = Field(default=None, ge=1, le=1000)
+    deliver: bool = Field(
+        default=False,
+        description="The caller puts these items in the agent's context: the messages "
+        "among them count as delivered (delivered_at)",
+    )
+    session_token: str | None = None
+
+
+class DeliveredBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    message_ids: list[int] = Field(max_length=1000, description="Messages put in the context")
+    session_token: str | None = None
+
+
+class DeliveredAnswer(BaseModel):
+    agent_name: str
+    delivered: list[int] = Field(description="The ids newly marked delivered")
+
+
+class NewsController(Controller):
+    path = "/api/v1/news"
+    tags = ["news"]
+    guards = [api_key_guard]
+
+    @get(
+        "/",
+        opt=contract(410, session=SESSION_REQUIRED),
+        responses=answer(200, NewsAnswer, "The items after the cursor, oldest first"),
+        summary="What concerns this session since the cursor (the agent's news)",
+    )
+    async def read(
+        self, request: Req, ctx: Ctx, project: Proj, after: After = None, limit: Limit = None
+    ) -> dict[str, Any]:
+        return await news.news(
+            ctx, project, session_token(request), after=after, limit=int_param("limit", limit)
+        )
+
+    @post(
+        "/",
+        status_code=200,
+        opt=contract(410, session=SESSION_REQUIRED),
+        responses=answer(200, NewsAnswer, "The items after the cursor, oldest first"),
+        summary="The agent's news, marking its messages delivered (put in the agent's context)",
+    )
+    async def deliver(
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[NewsBody]
+    ) -> dict[str, Any]:
+        return await news.news(
+            ctx,
+            project,
+            session_token(request, data),
+            after=data.after,
+            limit=data.limit,
+            deliver=data.deliver,
+        )
+
+    @post(
+        "/delivered",
+        status_code=200,
+        opt=contract(410, session=SESSION_REQUIRED),
+        responses=answer(200, DeliveredAnswer, "The messages newly marked delivered"),
+        summary="Mark messages delivered: a hook put them in the agent's context",
+    )
+    async def delivered(
+        self, request: Req, ctx: Ctx, project: Proj, data: JSONBody[DeliveredBody]
+    ) -> dict[str, Any]:
+        return await news.delivered(ctx, project, session_token(request, data), data.message_ids)

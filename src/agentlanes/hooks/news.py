@@ -1,0 +1,277 @@
+"""The agent's news in its context (SPEC "The agent's news"), for Claude Code's hooks.
+
+Each hook call (``UserPromptSubmit``, ``PreToolUse`` for every tool, ``PostToolUse``) puts
+the items the agent has not seen yet into ``additionalContext``, once per agent: the
+cursor of the last item injected is kept in the agent's session file (``news_cursor``).
+At most ``news_max_chars`` (2,000) per injection, ending with ``N more: lanes news``
+when some did not fit (they come with the next call, or at once with ``lanes news``).
+
+Where the items come from:
+- the keepalive's local news file (``sessions/<agent>.news.jsonl``), when the agent's
+  keepalive runs and holds its socket subscribed to the news: no network call;
+- else one ``GET /api/v1/news?after=<cursor>``.
+The messages injected are then marked delivered (``POST /api/v1/news/delivered``).
+
+``Stop`` blocks the stop once, with the items as the reason, when the agent has an
+undelivered message or an unseen certain overlap (never when ``stop_hook_active``).
+
+Claude Code's hook reference: https://code.claude.com/docs/en/hooks (see docs/agents.md).
+Standard library only, like the rest of the guard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
+from agentlanes.hooks.agent_name import agent_for
+from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from agentlanes.client.config import LocalConfig
+
+NEWS_MAX_CHARS = 2000
+PREFIX = "agentlanes: "
+# Items that need the agent before it stops.
+URGENT_KINDS = ("message",)
+CERTAIN_KINDS = ("overlap.began", "area.shared")
+
+
+def news_file(cfg: LocalConfig, agent: str) -> str | None:
+    """``sessions/<agent>.news.jsonl`` beside the agent's session file."""
+    session_file = cfg.session_file(agent)
+    return None if session_file is None else session_file[: -len(".json")] + ".news.jsonl"
+
+
+def keepalive_running(cfg: LocalConfig, agent: str) -> bool:
+    """The agent's keepalive (its pid file beside the session file) is alive."""
+    session_file = cfg.session_file(agent)
+    if session_file is None:
+        return False
+    try:
+        with open(session_file[: -len(".json")] + ".keepalive.pid", encoding="utf-8") as fh:
+            pid = int(fh.read().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _position(cursor: str | None) -> tuple[int, str] | None:
+    if not isinstance(cursor, str) or "-" not in cursor:
+        return None
+    offset, _, epoch = cursor.partition("-")
+    return (int(offset), epoch) if offset.isdigit() else None
+
+
+def _after(item_cursor: str | None, cursor: str | None) -> bool:
+    """Whether an item at ``item_cursor`` comes after ``cursor`` (another history: yes)."""
+    mine, seen = _position(item_cursor), _position(cursor)
+    if mine is None or seen is None or mine[1] != seen[1]:
+        return True
+    return mine[0] > seen[0]
+
+
+def from_local_file(cfg: LocalConfig, agent: str, cursor: str | None) -> list[Any] | None:
+    """The unseen items the keepalive wrote, or None when its file cannot stand in for a
+    news call (no keepalive, no file, or it started after ``cursor``)."""
+    path = news_file(cfg, agent)
+    if path is None or not keepalive_running(cfg, agent):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    if not lines:
+        return None
+    try:
+        head = json.loads(lines[0])
+    except ValueError:
+        return None
+    start = head.get("from") if isinstance(head, dict) else None
+    if cursor is None or (start is not None and _after(start, cursor)):
+        return None  # the file does not cover what came right after our cursor
+    items = []
+    for line in lines[1:]:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue  # a line being written
+        if isinstance(item, dict) and _after(item.get("cursor"), cursor):
+            items.append(item)
+    return items
+
+
+def unseen(
+    cfg: LocalConfig, agent: str, session: dict[str, Any]
+) -> tuple[list[Any], str | None, bool, bool]:
+    """(items not yet in the agent's context, the cursor after all of them, whether the
+    server has more, whether they came from the local file)."""
+    cursor = session.get("news_cursor")
+    local = from_local_file(cfg, agent, cursor)
+    if local is not None:
+        return local, (local[-1]["cursor"] if local else cursor), False, True
+    path = "/api/v1/news" + (f"?after={cursor}" if cursor else "")
+    answer = call(cfg, "GET", path, None, session["session_token"])
+    return list(answer.get("items") or []), answer.get("cursor"), bool(answer.get("more")), False
+
+
+def render(items: list[Any], more: bool, max_chars: int) -> tuple[list[str], int]:
+    """The lines to inject and how many items they hold, within ``max_chars`` including
+    the closing ``N more: lanes news`` line."""
+    lines: list[str] = []
+    used = 0
+    shown = 0
+    for k, item in enumerate(items):
+        line = PREFIX + " ".join(str(item.get("text") or "").split())
+        rest = len(items) - k - 1
+        tail = len(f"{PREFIX}{rest + 1}+ more: lanes news") + 1 if (rest or more) else 0
+        if used + len(line) + 1 + tail > max_chars:
+            if shown == 0:  # one long item: cut it rather than show nothing
+                room = max_chars - used - 1 - len(f"{PREFIX}{len(items)}+ more: lanes news") - 2
+                lines.append(line[: max(room, 0)] + "…")
+                shown = 1
+            break
+        lines.append(line)
+        used += len(line) + 1
+        shown += 1
+    left = len(items) - shown
+    if left or more:
+        lines.append(f"{PREFIX}{left}{'+' if more else ''} more: lanes news")
+    return lines, shown
+
+
+def _remember(cfg: LocalConfig, agent: str, cursor: str | None) -> None:
+    """Keep the cursor in the agent's session file (re-read: others write it too)."""
+    from agentlanes.client.config import save_session
+
+    if not cursor:
+        return
+    try:
+        fresh = read_session(cfg, {}, agent=agent)
+    except ConfigError:
+        return
+    if fresh is not None and fresh.get("news_cursor") != cursor:
+        fresh["news_cursor"] = cursor
+        save_session(cfg, fresh)
+
+
+def _delivered(cfg: LocalConfig, session: dict[str, Any], items: list[Any]) -> None:
+    ids = [i.get("message_id") for i in items if i.get("kind") == "message"]
+    if ids:
+        try:  # noqa: SIM105 - contextlib is one more import on every hook
+            call(
+                cfg,
+                "POST",
+                "/api/v1/news/delivered",
+                {"message_ids": ids},
+                session["session_token"],
+            )
+        except (LeanUnreachable, LeanApiError):
+            pass  # delivered_at stays unset: the dashboard says so; the agent has them
+
+
+def _setup(payload: dict[str, Any], env: dict[str, str] | None) -> Any:
+    """(config, agent, session) for the hook's agent, or None when there is none."""
+    cwd = payload.get("cwd")
+    root = find_repo_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    if root is None:
+        return None
+    try:
+        cfg = load_config(root, env)
+        agent = agent_for(payload, env)
+        if not cfg.api_key or agent is None:
+            return None
+        session = read_session(cfg, {}, agent=agent)
+    except ConfigError:
+        return None
+    if not session or not session.get("session_token"):
+        return None
+    return cfg, agent, session
+
+
+def take(payload: dict[str, Any], env: dict[str, str] | None = None) -> list[str]:
+    """The lines of news to put in the agent's context now (marked seen and delivered)."""
+    found = _setup(payload, env)
+    if found is None:
+        return []
+    cfg, agent, session = found
+    try:
+        items, cursor, more, _ = unseen(cfg, agent, session)
+    except (LeanUnreachable, LeanApiError):
+        return []  # the news waits for the next call
+    if not items:
+        _remember(cfg, agent, cursor)
+        return []
+    lines, shown = render(items, more, cfg.news_max_chars)
+    _remember(cfg, agent, cursor if shown == len(items) else items[shown - 1]["cursor"])
+    _delivered(cfg, session, items[:shown])
+    return lines
+
+
+def context(event: str, payload: dict[str, Any], env: dict[str, str] | None = None) -> Any:
+    """``UserPromptSubmit`` / ``PostToolUse``: the news as ``additionalContext``."""
+    lines = take(payload, env)
+    if not lines:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(lines)}}
+
+
+def add_to(answer: dict[str, Any], payload: dict[str, Any], env: dict[str, str] | None) -> Any:
+    """``PreToolUse``: the news joins the guard's answer as ``additionalContext`` only;
+    the decision (if any) stays the guard's own."""
+    lines = take(payload, env)
+    if not lines:
+        return answer
+    out = dict(answer.get("hookSpecificOutput") or {"hookEventName": "PreToolUse"})
+    before = out.get("additionalContext")
+    out["additionalContext"] = "\n".join([before, *lines] if before else lines)
+    return {**answer, "hookSpecificOutput": out}
+
+
+def stop(payload: dict[str, Any], env: dict[str, str] | None = None) -> Any:
+    """``Stop``: block once when something needs the agent first (the items, as the
+    reason, are then seen); never when ``stop_hook_active`` (a stop already blocked)."""
+    if payload.get("stop_hook_active") is True:
+        return {}
+    found = _setup(payload, env)
+    if found is None:
+        return {}
+    cfg, agent, session = found
+    try:
+        items, cursor, more, _ = unseen(cfg, agent, session)
+    except (LeanUnreachable, LeanApiError):
+        return {}
+    urgent = [
+        i
+        for i in items
+        if i.get("kind") in URGENT_KINDS or (i.get("kind") in CERTAIN_KINDS and i.get("certain"))
+    ]
+    if not urgent:
+        return {}
+    lines, shown = render(items, more, cfg.news_max_chars)
+    _remember(cfg, agent, cursor if shown == len(items) else items[shown - 1]["cursor"])
+    _delivered(cfg, session, items[:shown])
+    reason = "agentlanes: before you stop, other agents need you:\n" + "\n".join(lines)
+    return {"decision": "block", "reason": reason}
+
+
+def start_cursor(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
+    """At ``SessionStart`` (which shows who is live already): the news starts from now,
+    unless a resumed session has a cursor of its own (it then hears what it missed)."""
+    try:
+        saved = read_session(cfg, {}, agent=agent)
+    except ConfigError:
+        return
+    if saved is None or saved.get("news_cursor") or not session.get("session_token"):
+        return
+    try:
+        answer = call(cfg, "GET", "/api/v1/news", None, session["session_token"])
+    except (LeanUnreachable, LeanApiError):
+        return
+    _remember(cfg, agent, answer.get("cursor"))

@@ -1,0 +1,544 @@
+"""The agent's news (SPEC "The agent's news"): what concerns one live session, as items an
+LLM can read, from the events the live projection applied.
+
+Nothing here reads a table per call: the projection keeps its newest events in memory
+(``LiveProject.recent``, each with the session it changed as it was before), so an item is
+decided from the event, the caller's own claims and, for an overlap, the two sessions'
+patterns. A call costs what the events after its cursor cost, whatever the swarm's size.
+Only the summary (a first call, or a cursor the memory no longer covers) asks the database
+for the unread messages.
+
+A cursor is ``<offset>-<epoch>``: the event log's offset the news has been read up to, and
+the history it belongs to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from agentlanes import tokens
+from agentlanes.clock import iso, utcnow
+from agentlanes.domain.globs import overlap
+from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.projection import LiveProject, LiveSession, Recent
+from agentlanes.services.session_auth import check_token
+from agentlanes.services.sessions import current_projection
+from agentlanes.store import queries
+from agentlanes.store.models import Project
+
+CURSOR_RE = re.compile(r"^(\d{1,19})-([0-9a-f]{1,32})$")
+WILDCARDS = frozenset("*?[{")
+# Overlapping pairs named in one item's text; the rest are counted.
+NAMED_PAIRS = 2
+SUMMARY_SESSIONS = 10
+KINDS = (
+    "summary",
+    "message",
+    "overlap.began",
+    "overlap.ended",
+    "area.shared",
+    "task.assigned",
+    "task.ready",
+    "task.dependency_done",
+    "task.note",
+    "lease.free",
+    "consensus.vote_requested",
+    "consensus.outcome",
+    "project.mode",
+)
+
+
+def cursor_of(offset: int, epoch: str) -> str:
+    return f"{offset}-{epoch}"
+
+
+def parse_cursor(raw: str | None) -> tuple[int, str] | None:
+    """``(offset, epoch)``; 400 naming ``after`` when it is not a cursor."""
+    if raw is None:
+        return None
+    match = CURSOR_RE.match(raw)
+    if match is None:
+        raise InvalidInput("after", "must be a cursor from an earlier answer (<offset>-<epoch>)")
+    return int(match.group(1)), match.group(2)
+
+
+def _at(ts: Any) -> str | None:
+    return iso(ts) if isinstance(ts, datetime) else ts
+
+
+def _literal(pattern: str) -> bool:
+    return not pattern.endswith("/") and not (WILDCARDS & set(pattern))
+
+
+# -- who is asking ---------------------------------------------------------------------------
+
+
+async def session_of(
+    ctx: ServiceContext, project: Project, token: str | None
+) -> tuple[LiveProject, LiveSession]:
+    """The caller's live session (404 unknown token, 410 ended), and the project's
+    projection brought up to the last committed event."""
+    assert project.id is not None
+    token_hash = tokens.hash_secret(check_token(token))
+    session_id = ctx.known_token(project.id, token_hash)
+    status = "active"
+    if session_id is None:
+        async with ctx.db.read_conn() as conn:
+            row = await queries.session_state(conn, project.id, token_hash)
+        if row is None:
+            raise SessionNotFound("no session with this token in this project")
+        session_id, status = row[0], row[1]
+        if status == "active":
+            ctx.remember_token(project.id, token_hash, session_id)
+    current = await current_projection(ctx, project.id)
+    mine = current.sessions.get(session_id)
+    if mine is None:
+        raise SessionEnded(session_id, status if status != "active" else "checked_out")
+    now = utcnow()
+    if mine.expires_at <= now:
+        beat = (await ctx.liveness.beats([mine.id])).get(mine.id)
+        if beat is None or beat.expires_at <= now:
+            raise SessionEnded(mine.id, "timed_out")
+    return current, mine
+
+
+# -- the answer ------------------------------------------------------------------------------
+
+
+async def news(
+    ctx: ServiceContext,
+    project: Project,
+    token: str | None,
+    *,
+    after: str | None,
+    limit: int | None,
+    deliver: bool = False,
+) -> dict[str, Any]:
+    """The items that concern the caller's session after ``after``, oldest first.
+
+    ``deliver``: the caller puts them in the agent's context, so the messages among them
+    count as delivered to it (``delivered_at``)."""
+    cursor = parse_cursor(after)
+    cap = ctx.settings.news_max_items
+    if limit is not None and not 1 <= limit <= cap:
+        raise InvalidInput("limit", f"must be 1-{cap}")
+    current, mine = await session_of(ctx, project, token)
+    result = await answer(ctx, project, current, mine, cursor, limit or cap)
+    if deliver:
+        await deliver_messages(ctx, project, mine.agent_name, result["items"])
+    return result
+
+
+async def deliver_messages(
+    ctx: ServiceContext, project: Project, agent: str, items: list[dict[str, Any]]
+) -> list[int]:
+    """Mark the messages among ``items`` delivered to ``agent``."""
+    from agentlanes.services.coordination.messages import mark_delivered
+
+    ids = [int(i["message_id"]) for i in items if i.get("kind") == "message"]
+    return await mark_delivered(ctx, project, agent, ids) if ids else []
+
+
+async def delivered(
+    ctx: ServiceContext, project: Project, token: str | None, message_ids: list[int]
+) -> dict[str, Any]:
+    """``POST /news/delivered``: a hook put these messages in the agent's context (read
+    from the keepalive's local news, with no news call of its own)."""
+    from agentlanes.services.coordination.messages import mark_delivered
+
+    if len(message_ids) > ctx.settings.news_max_items:
+        raise InvalidInput("message_ids", f"at most {ctx.settings.news_max_items}")
+    _, mine = await session_of(ctx, project, token)
+    done = await mark_delivered(ctx, project, mine.agent_name, message_ids)
+    return {"agent_name": mine.agent_name, "delivered": done}
+
+
+async def answer(
+    ctx: ServiceContext,
+    project: Project,
+    current: LiveProject,
+    mine: LiveSession,
+    cursor: tuple[int, str] | None,
+    limit: int,
+) -> dict[str, Any]:
+    epoch = project.epoch
+    if cursor is None or not covered(current, cursor, epoch):
+        item = await summary(ctx, project, current, mine)
+        return {
+            "items": [item],
+            "cursor": item["cursor"],
+            "more": False,
+            "recovered": cursor is None,
+            "epoch": epoch,
+        }
+    items: list[dict[str, Any]] = []
+    last = cursor[0]
+    more = False
+    for recent in events_after(current, cursor[0]):
+        item = item_for(ctx, project, current, mine, recent)
+        if item is not None:
+            if len(items) == limit:
+                more = True
+                break
+            items.append(item)
+        last = recent.offset
+    return {
+        "items": items,
+        "cursor": cursor_of(last, epoch),
+        "more": more,
+        "recovered": True,
+        "epoch": epoch,
+    }
+
+
+def covered(current: LiveProject, cursor: tuple[int, str], epoch: str) -> bool:
+    """Whether the events after the cursor are all in memory (of this history)."""
+    offset, of_epoch = cursor
+    return of_epoch == epoch and current.recent_from <= offset <= current.offset
+
+
+def events_after(current: LiveProject, offset: int) -> Iterator[Recent]:
+    recent = current.recent
+    if not recent or offset >= recent[-1].offset:
+        return iter(())
+    start = max(0, offset + 1 - recent[0].offset)
+    if start == 0:
+        return iter(recent)
+    # Offsets are consecutive: skip from whichever end is nearer.
+    if start > len(recent) // 2:
+        tail = [recent[i] for i in range(len(recent) - 1, start - 1, -1)]
+        return reversed(tail)
+    it = iter(recent)
+    for _ in range(start):
+        next(it)
+    return it
+
+
+# -- one event, one session ------------------------------------------------------------------
+
+
+def item_for(
+    ctx: ServiceContext,
+    project: Project,
+    current: LiveProject,
+    mine: LiveSession,
+    recent: Recent,
+) -> dict[str, Any] | None:
+    """The item the event makes for ``mine``, or None when it does not concern it."""
+    kind = recent.type
+    data = recent.data
+    found: dict[str, Any] | None = None
+    if kind in ("agent.checkin", "agent.status"):
+        found = _overlap_began(current, mine, data["session"], recent.before)
+    elif kind in ("agent.checkout", "agent.timeout"):
+        found = _overlap_ended(current, mine, data, recent.before)
+    elif kind == "message.created":
+        found = _message(mine, data["message"])
+    elif kind.startswith("task.") or kind == "checkpoint.resolved":
+        found = _task(current, mine, kind, data)
+    elif kind in ("lease.released", "lease.expired"):
+        found = _lease_free(ctx, project, mine, data["lease"])
+    elif kind.startswith("consensus."):
+        found = _consensus(mine, kind, data)
+    elif kind == "project.updated":
+        mode = (data.get("changes") or {}).get("conflict_mode")
+        if mode:
+            found = {
+                "kind": "project.mode",
+                "text": f"the project's conflict mode is now {mode['to']} (was {mode['from']})"
+                + (": certain overlaps are refused" if mode["to"] == "block" else ""),
+                "conflict_mode": mode["to"],
+            }
+    if found is None:
+        return None
+    return {"cursor": cursor_of(recent.offset, project.epoch), "at": _at(recent.ts), **found}
+
+
+def _pairs(mine: Iterable[str], theirs: Iterable[str]) -> list[tuple[str, str, Any]]:
+    """(my pattern, their pattern, Overlap) for each overlapping pair, certain ones first."""
+    found = []
+    for t in theirs:
+        for m in mine:
+            o = overlap(m, t)
+            if o is not None:
+                found.append((m, t, o))
+    found.sort(key=lambda pair: not pair[2].certain)
+    return found
+
+
+def _pair_text(m: str, t: str, o: Any) -> str:
+    sure = "for certain" if o.certain else f"only if {o.if_directory} is a directory"
+    if _literal(t):
+        return f"{t}, which you claim ({m}), {sure}"
+    return f"{t}, which overlaps your {m} (e.g. {o.example}), {sure}"
+
+
+def _pair_refs(pairs: list[tuple[str, str, Any]]) -> dict[str, Any]:
+    m, t, o = pairs[0]
+    return {
+        "path": o.example,
+        "their_pattern": t,
+        "your_pattern": m,
+        "certain": o.certain,
+        "overlaps": len(pairs),
+    }
+
+
+def _more(pairs: list[Any]) -> str:
+    extra = len(pairs) - NAMED_PAIRS
+    return f"; and {extra} more overlapping pattern(s)" if extra > 0 else ""
+
+
+def _overlap_began(
+    current: LiveProject,
+    mine: LiveSession,
+    session: dict[str, Any],
+    before: LiveSession | None,
+) -> dict[str, Any] | None:
+    if session["session_id"] == mine.id or session["agent_name"] == mine.agent_name:
+        return None
+    who = session["agent_name"]
+    now = list(session.get("declared_files") or [])
+    had = set(before.declared_files) if before is not None else set()
+    refs: dict[str, Any] = {"session_id": session["session_id"], "agent_name": who}
+    began = _pairs(mine.declared_files, [p for p in now if p not in had])
+    area = session.get("declared_area")
+    shares_area = bool(area) and area == mine.declared_area
+    shared_before = before is not None and before.declared_area == area
+    if began:
+        verb = "now edits" if _literal(began[0][1]) else "now claims"
+        named = "; ".join(_pair_text(*pair) for pair in began[:NAMED_PAIRS])
+        return {
+            "kind": "overlap.began",
+            "text": f"{who} {verb} {named}{_more(began)}",
+            **refs,
+            **_pair_refs(began),
+        }
+    if shares_area and not shared_before:
+        return {
+            "kind": "area.shared",
+            "text": f"{who} now works in your area {area!r}, for certain",
+            **refs,
+            "area": area,
+            "certain": True,
+        }
+    ended = _pairs(mine.declared_files, [p for p in had if p not in set(now)])
+    if ended:
+        return _freed(current, mine, f"{who} no longer claims", ended, refs, session["session_id"])
+    return None
+
+
+def _overlap_ended(
+    current: LiveProject, mine: LiveSession, data: dict[str, Any], before: LiveSession | None
+) -> dict[str, Any] | None:
+    if before is None or data["session_id"] == mine.id or before.agent_name == mine.agent_name:
+        return None
+    how = {"timed_out": "timed out", "superseded": "checked in again"}.get(
+        data.get("status"), "checked out"
+    )
+    ended = _pairs(mine.declared_files, before.declared_files)
+    refs = {"session_id": data["session_id"], "agent_name": before.agent_name}
+    if not ended:
+        return None
+    return _freed(current, mine, f"{before.agent_name} {how}:", ended, refs, data["session_id"])
+
+
+def _freed(
+    current: LiveProject,
+    mine: LiveSession,
+    lead: str,
+    pairs: list[tuple[str, str, Any]],
+    refs: dict[str, Any],
+    gone: str,
+) -> dict[str, Any]:
+    m, t, o = pairs[0]
+    # Free unless a live third session still claims the example (the detector's answer).
+    still = [
+        c.agent_name
+        for c in current.find(
+            list(current.sessions.values()), paths=[o.example], exclude_session_id=mine.id
+        )
+        if c.session_id != gone and c.agent_name != mine.agent_name
+    ]
+    tail = f"{', '.join(still[:3])} still claims it" if still else "it is free"
+    text = f"{lead} {t}, which you claim ({m}): {tail}{_more(pairs)}"
+    return {"kind": "overlap.ended", "text": text, **refs, **_pair_refs(pairs), "free": not still}
+
+
+def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | None:
+    to = message.get("to")
+    sender = message.get("from")
+    if not (to == mine.agent_name or (to == "broadcast" and sender != mine.agent_name)):
+        return None
+    body = " ".join(str(message.get("body") or "").split())
+    if len(body) > 500:
+        body = body[:500] + "…"
+    whom = "everyone" if to == "broadcast" else "you"
+    kind = message.get("type") or "message"
+    label = "" if kind == "message" else f" ({kind})"
+    return {
+        "kind": "message",
+        "text": f"{sender} to {whom}{label}, message {message.get('message_id')}: {body}",
+        "message_id": message.get("message_id"),
+        "from": sender,
+        "to": to,
+        "thread_id": message.get("thread_id"),
+    }
+
+
+def _my_task(current: LiveProject, mine: LiveSession) -> dict[str, Any] | None:
+    """The task the session claimed last, as the newest event about it shows it."""
+    for recent in reversed(current.recent):
+        task = recent.data.get("task") if recent.type.startswith("task.") else None
+        if isinstance(task, dict):
+            claimed = task.get("claimed_by") or {}
+            if claimed.get("session_id") == mine.id and task.get("status") == "in_progress":
+                return task
+    return None
+
+
+def _task(
+    current: LiveProject, mine: LiveSession, kind: str, data: dict[str, Any]
+) -> dict[str, Any] | None:
+    actor = data.get("agent_name")
+    if actor == mine.agent_name:
+        return None  # its own doing
+    task = data.get("task") if isinstance(data.get("task"), dict) else None
+    if kind == "task.claimed" and task:
+        claimed = task.get("claimed_by") or {}
+        if claimed.get("session_id") == mine.id:
+            return {
+                "kind": "task.assigned",
+                "text": f"task {task['task_id']} ({task['title']}) is now yours",
+                "task_id": task["task_id"],
+            }
+        return None
+    if kind == "task.note":
+        mine_task = _my_task(current, mine)
+        if mine_task is None or mine_task["task_id"] != data.get("task_id"):
+            return None
+        note = " ".join(str((data.get("note") or {}).get("body") or "").split())[:300]
+        return {
+            "kind": "task.note",
+            "text": f"{actor or 'someone'} noted on your task {data['task_id']}: {note}",
+            "task_id": data["task_id"],
+        }
+    if kind == "task.status" and task and data.get("to") == "done":
+        mine_task = _my_task(current, mine)
+        if mine_task is not None and task["task_id"] in (mine_task.get("depends_on") or []):
+            return {
+                "kind": "task.dependency_done",
+                "text": f"task {task['task_id']} ({task['title']}), which your task "
+                f"{mine_task['task_id']} depends on, is done",
+                "task_id": mine_task["task_id"],
+                "dependency_id": task["task_id"],
+            }
+        return None
+    if kind in ("task.released", "checkpoint.resolved"):
+        if _my_task(current, mine) is not None:
+            return None  # busy: a task ready for it is one it could take
+        if kind == "task.released" and task:
+            return {
+                "kind": "task.ready",
+                "text": f"task {task['task_id']} ({task['title']}) is free to claim "
+                "(see lanes tasks ready)",
+                "task_id": task["task_id"],
+            }
+        unblocked = data.get("unblocked_task_ids") or []
+        if unblocked:
+            return {
+                "kind": "task.ready",
+                "text": f"checkpoint {data['checkpoint'].get('name')!r} passed: "
+                f"{len(unblocked)} task(s) unblocked ({', '.join(unblocked[:5])})",
+                "task_ids": unblocked,
+            }
+    return None
+
+
+def _lease_free(
+    ctx: ServiceContext, project: Project, mine: LiveSession, lease: dict[str, Any]
+) -> dict[str, Any] | None:
+    assert project.id is not None
+    resource = lease.get("resource")
+    if not resource or not ctx.lease_refusals.refused(project.id, resource, mine.id):
+        return None
+    return {
+        "kind": "lease.free",
+        "text": f"the lease on {resource}, which you were refused, is free "
+        f"({lease.get('agent_name')}'s ended)",
+        "resource": resource,
+    }
+
+
+def _consensus(mine: LiveSession, kind: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    request = data.get("consensus")
+    if not isinstance(request, dict):
+        return None
+    refs = {"consensus_id": request.get("consensus_id")}
+    if kind == "consensus.created" and mine.agent_name in (request.get("eligible_voters") or []):
+        return {
+            "kind": "consensus.vote_requested",
+            "text": f"{request.get('requester')} asks for your vote on {request.get('action')!r}"
+            f" (consensus {request.get('consensus_id')}): {request.get('reason')}",
+            **refs,
+        }
+    if kind in ("consensus.approved", "consensus.rejected", "consensus.expired") and (
+        request.get("requester_session_id") == mine.id
+    ):
+        outcome = kind.split(".", 1)[1]
+        return {
+            "kind": "consensus.outcome",
+            "text": f"your request {request.get('action')!r} was {outcome}",
+            "outcome": outcome,
+            **refs,
+        }
+    return None
+
+
+# -- the summary -----------------------------------------------------------------------------
+
+
+async def summary(
+    ctx: ServiceContext, project: Project, current: LiveProject, mine: LiveSession
+) -> dict[str, Any]:
+    """One item for the current state: the overlaps with the caller's claims now, who
+    else is live, and the unread messages (the one table read, on this path only)."""
+    from agentlanes.services.coordination.messages import unread_count
+
+    live = await current.live(ctx.liveness, utcnow())
+    found = current.find(
+        live,
+        declared_area=mine.declared_area,
+        patterns=mine.declared_files,
+        exclude_session_id=mine.id,
+        exclude_agent_name=mine.agent_name,
+    )
+    others = sum(1 for s in live if s.id != mine.id)
+    parts = [f"you are {mine.agent_name}; {others} other live session(s)"]
+    for c in found[:SUMMARY_SESSIONS]:
+        if c.overlapping_files:
+            f = sorted(c.overlapping_files, key=lambda f: not f.certain)[0]
+            sure = "for certain" if f.certain else f"only if {f.if_directory} is a directory"
+            parts.append(
+                f"{c.agent_name} claims {f.their_pattern}, which you claim ({f.pattern}), {sure}"
+            )
+        else:
+            parts.append(f"{c.agent_name} works in your area {c.declared_area!r}")
+    if len(found) > SUMMARY_SESSIONS:
+        parts.append(f"{len(found) - SUMMARY_SESSIONS} more overlap(s): lanes conflicts")
+    unread = await unread_count(ctx, project, mine.agent_name)
+    if unread:
+        parts.append(f"{unread} unread message(s): lanes inbox")
+    return {
+        "cursor": cursor_of(current.offset, project.epoch),
+        "kind": "summary",
+        "at": iso(utcnow()),
+        "text": "; ".join(parts),
+        "overlaps": len(found),
+        "certain": any(c.certain for c in found),
+        "unread_messages": unread,
+    }

@@ -1,0 +1,128 @@
+"""The agent's news: what concerns a live session, with a cursor over the event log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.conftest import Api, new_project
+from tests.api.shared_app import client  # noqa: F401  (one app per module)
+
+
+def _news(api: Api, token: str, after: str | None = None, **query: Any) -> dict[str, Any]:
+    params = {**({"after": after} if after else {}), **query}
+    qs = "&".join(f"{k}={v}" for k, v in params.items())
+    r = api.get(f"/news{'?' + qs if qs else ''}", token=token)
+    assert r.status_code == 200, r.text
+    return r.json()  # type: ignore[no-any-return]
+
+
+def test_a_first_call_sums_up_and_later_calls_tell_what_changed_once(api: Api) -> None:
+    alice = api.checkin(agent_name="alice", declared_files=["src/api/**"])["session_token"]
+    first = _news(api, alice)
+    assert first["recovered"] is True and not first["more"]
+    [summary] = first["items"]
+    assert summary["kind"] == "summary" and "you are alice" in summary["text"]
+    cursor = first["cursor"]
+    assert _news(api, alice, cursor)["items"] == []
+
+    bob = api.checkin(agent_name="bob", declared_files=["docs/**"])["session_token"]
+    r = api.post("/status", {"declared_files": ["docs/**", "src/api/app.py"]}, token=bob)
+    assert r.status_code == 200
+    answer = _news(api, alice, cursor)
+    [item] = answer["items"]
+    assert item["kind"] == "overlap.began"
+    assert item["text"] == "bob now edits src/api/app.py, which you claim (src/api/**), for certain"
+    assert item["agent_name"] == "bob" and item["path"] == "src/api/app.py"
+    assert item["your_pattern"] == "src/api/**" and item["certain"] is True
+    assert int(item["cursor"].split("-")[0]) <= int(answer["cursor"].split("-")[0])
+    # Once: read on from the cursor, nothing again.
+    assert _news(api, alice, answer["cursor"])["items"] == []
+
+    r = api.post("/checkout", {}, token=bob)
+    assert r.status_code == 200
+    [ended] = _news(api, alice, answer["cursor"])["items"]
+    assert ended["kind"] == "overlap.ended" and ended["free"] is True
+    assert ended["text"] == (
+        "bob checked out: src/api/app.py, which you claim (src/api/**): it is free"
+    )
+
+
+def test_messages_to_the_agent_and_broadcasts_but_not_its_own(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    carol = api.checkin(agent_name="carol")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    carol_cursor = _news(api, carol)["cursor"]
+    api.post("/messages", {"to": "alice", "body": "please  review\n#12"}, token=bob)
+    api.post("/messages", {"to": "broadcast", "body": "freeze at 5"}, token=alice)
+    api.post("/messages", {"to": "carol", "body": "not for alice"}, token=bob)
+    items = _news(api, alice, cursor)["items"]
+    assert [i["kind"] for i in items] == ["message"]
+    assert items[0]["text"].startswith("bob to you, message ")
+    assert items[0]["text"].endswith(": please review #12")
+    carol_items = _news(api, carol, carol_cursor)["items"]
+    assert [i["from"] for i in carol_items] == ["alice", "bob"]
+
+
+def test_at_most_limit_items_then_more(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    for n in range(5):
+        api.post("/messages", {"to": "alice", "body": f"m{n}"}, token=bob)
+    page = _news(api, alice, cursor, limit=3)
+    assert [i["text"][-2:] for i in page["items"]] == ["m0", "m1", "m2"] and page["more"]
+    rest = _news(api, alice, page["cursor"], limit=3)
+    assert [i["text"][-2:] for i in rest["items"]] == ["m3", "m4"] and not rest["more"]
+
+
+def test_a_cursor_of_another_history_or_from_the_future_gets_a_summary(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    offset, epoch = _news(api, alice)["cursor"].split("-")
+    for stale in (f"{offset}-{'0' * 16}", f"{int(offset) + 100}-{epoch}"):
+        answer = _news(api, alice, stale)
+        assert answer["recovered"] is False
+        assert [i["kind"] for i in answer["items"]] == ["summary"]
+
+
+def test_bad_cursor_limit_and_tokens_are_clear_4xx(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    r = api.get("/news?after=nope", token=alice)
+    assert r.status_code == 400 and r.json()["field"] == "after"
+    r = api.get("/news?limit=0", token=alice)
+    assert r.status_code == 400 and r.json()["field"] == "limit"
+    assert api.get("/news").status_code == 400
+    assert api.get("/news", token="0" * 64).status_code == 404
+    api.post("/checkout", {}, token=alice)
+    assert api.get("/news", token=alice).status_code == 410
+
+
+def test_news_never_leaks_across_projects(api: Api, client: Any) -> None:  # noqa: F811
+    other = new_project(client)
+    alice = api.checkin(agent_name="alice", declared_files=["src/**"])["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    mallory = other.checkin(agent_name="bob", declared_files=["src/x.py"])["session_token"]
+    other.post("/messages", {"to": "alice", "body": "from another project"}, token=mallory)
+    assert _news(api, alice, cursor)["items"] == []
+    # Another project's key with this token: no such session there.
+    assert other.get("/news", token=alice).status_code == 404
+
+
+def test_delivery_marks_the_messages_put_in_context(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    sent = api.post("/messages", {"to": "alice", "body": "hi"}, token=bob).json()
+    assert _news(api, alice, cursor)["items"][0]["message_id"] == sent["message_id"]
+    box = api.get("/messages/inbox", token=alice).json()
+    assert box["messages"][0]["delivered_at"] is None  # a plain GET delivers nothing
+    r = api.post("/news", {"after": cursor, "deliver": True}, token=alice)
+    assert r.status_code == 200 and r.json()["items"][0]["kind"] == "message"
+    box = api.get("/messages/inbox", token=alice).json()
+    assert box["messages"][0]["delivered_at"] is not None
+    assert box["messages"][0]["read_at"] is None
+    delivered = [e for e in api.events() if e["type"] == "message.delivered"]
+    assert delivered[0]["data"]["message_ids"] == [sent["message_id"]]
+    # Marking again changes nothing; ids outside the inbox are skipped.
+    r = api.post("/news/delivered", {"message_ids": [sent["message_id"], 999999]}, token=alice)
+    assert r.status_code == 200 and r.json() == {"agent_name": "alice", "delivered": []}
