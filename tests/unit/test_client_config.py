@@ -175,24 +175,20 @@ def test_reconnects_give_up_only_when_they_should() -> None:
     assert closed.value.code == 4401
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        'url = "http://x:1/"\napi_key = "alk_f"\nfail_closed = true\ntimeout = 2\n',
-        "# comment\nurl = 'http://h' # trailing\ntimeout = 2.5\nagent_name = \"a#b\"\n",
-        "timeout = 1_000\n",
-        'a.b = 1\n[t]\nx = "y"\n',
-        'x = "a\\\\b"\n',
-        "timeout = inf\n",
-        "url = [\n",
-    ],
-)
-def test_the_flat_reader_agrees_with_tomllib_or_leaves_it_to_it(text: str) -> None:
-    """`.agentlanes.toml` is read without tomllib when it is flat (the hooks' start-up)."""
-    import tomllib
-
-    from agentlanes.client.config import _flat_toml
-
-    flat = _flat_toml(text.encode())
-    if flat is not None:
-        assert flat == tomllib.loads(text)
+def test_the_config_file_is_read_as_toml(tmp_path: Path) -> None:
+    """Any TOML (tomllib): escapes, comments, underscores, tables the client ignores."""
+    root = repo(tmp_path)
+    (root / ".agentlanes.toml").write_text(
+        '# a comment\nurl = "http://h:1/p" # trailing\napi_key = "alk_\\u0061"\n'
+        "timeout = 1_0\nagent_name = 'a#b'\n[elsewhere]\nurl = 5\n"
+    )
+    cfg = load_config(root, env={})
+    assert (cfg.url, cfg.api_key, cfg.timeout, cfg.agent_name) == (
+        "http://h:1/p",
+        "alk_a",
+        10.0,
+        "a#b",
+    )
+    (root / ".agentlanes.toml").write_bytes(b'url = "\xff"\n')
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(root, env={})

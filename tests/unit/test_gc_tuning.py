@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentlanes.server.gc_tuning import THRESHOLDS
+# The thresholds the benchmarks measured and docs/benchmarks.md states: written here, not
+# read from the implementation, so a changed value fails until the measurement is redone.
+THRESHOLDS = (100_000, 20, 10)
 
 # Runs `agentlanes serve` with uvicorn.run replaced, then reports the collector's state.
 PROBE = """

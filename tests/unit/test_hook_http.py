@@ -66,7 +66,8 @@ def test_the_hook_imports_no_heavy_modules() -> None:
 
 def test_the_guard_imports_none_of_the_clients_dependencies() -> None:
     """`lanes guard` runs before every edit: the entry point, the guard and its Bash reader
-    load no client dependency, none of the avoided modules, no argparse and no tomllib."""
+    load no client dependency, none of the avoided modules, no argparse and no tomllib
+    (which the config reader imports only when a .agentlanes.toml exists)."""
     loaded = loaded_by("agentlanes.cli.main, agentlanes.hooks.guard, agentlanes.hooks.shellwrites")
     unwanted = HEAVY | AVOIDED | {"argparse", "tomllib"}
     assert not loaded & unwanted, loaded & unwanted

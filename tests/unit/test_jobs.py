@@ -111,14 +111,16 @@ def test_a_tuned_process_freezes_its_warm_up_state_once(monkeypatch: pytest.Monk
 def test_a_job_cancelled_by_shutdown_says_so_in_one_line(caplog: pytest.LogCaptureFixture) -> None:
     """APScheduler logs any exception of a job with its traceback, CancelledError
     included: a job stopped by shutdown must end quietly instead."""
+    started = asyncio.Event()
 
     async def stuck(ctx: Any) -> int:
-        await asyncio.sleep(60)
+        started.set()
+        await asyncio.Event().wait()  # until cancelled
         return 0
 
     async def cancel_it() -> None:
         task = asyncio.create_task(jobs.run_job(jobs.Job("stuck", stuck, lambda s: 1, None), None))  # type: ignore[arg-type]
-        await asyncio.sleep(0.01)
+        await started.wait()
         task.cancel()
         await task  # returns: the cancellation is not raised into the scheduler
 
@@ -132,45 +134,65 @@ def test_shutdown_waits_for_a_running_job_then_cancels_a_late_one(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Runs in flight finish within the grace (before the database closes); a run that
-    outlasts it is cancelled, and stop() returns only when it has ended."""
-    ended: list[str] = []
+    outlasts it is cancelled, and stop() returns only when it has ended. No clock: the
+    quick run is let go only once stop() is waiting, and the order of what happened is
+    checked."""
+    happened: list[str] = []
 
-    def job(name: str, seconds: float) -> jobs.Job:
-        async def run(ctx: Any) -> int:
-            await asyncio.sleep(seconds)
-            ended.append(name)
-            return 0
+    async def shut_down() -> list[bool]:
+        running = {"quick": asyncio.Event(), "slow": asyncio.Event()}
+        release_quick, never = asyncio.Event(), asyncio.Event()
 
-        return jobs.Job(name, run, lambda s: 1, None)
+        def job(name: str, until: asyncio.Event) -> jobs.Job:
+            async def run(ctx: Any) -> int:
+                running[name].set()
+                try:
+                    await until.wait()
+                except asyncio.CancelledError:
+                    happened.append(f"{name} cancelled")
+                    raise
+                happened.append(f"{name} ended")
+                return 0
 
-    async def shut_down() -> tuple[list[bool], float]:
+            return jobs.Job(name, run, lambda s: 1, None)
+
         scheduled = jobs.Scheduled(jobs.AsyncIOScheduler(timezone="UTC"), set())
         scheduled.scheduler.start()
         runs = [
-            asyncio.create_task(jobs.run_job(job("quick", 0.1), None, scheduled.running)),  # type: ignore[arg-type]
-            asyncio.create_task(jobs.run_job(job("slow", 30), None, scheduled.running)),  # type: ignore[arg-type]
+            asyncio.create_task(jobs.run_job(job("quick", release_quick), None, scheduled.running)),  # type: ignore[arg-type]
+            asyncio.create_task(jobs.run_job(job("slow", never), None, scheduled.running)),  # type: ignore[arg-type]
         ]
-        await asyncio.sleep(0.01)
+        await asyncio.gather(*(e.wait() for e in running.values()))
         assert len(scheduled.running) == 2
-        started = asyncio.get_running_loop().time()
-        await scheduled.stop(0.5)
-        took = asyncio.get_running_loop().time() - started
-        return [t.done() for t in runs], took
+        stopping = asyncio.create_task(scheduled.stop(0.5))
+        for _ in range(5):  # a few turns of the loop: stop() is waiting for the runs
+            await asyncio.sleep(0)
+        happened.append("stop waiting")
+        release_quick.set()
+        await stopping
+        happened.append("stop returned")
+        return [t.done() for t in runs]
 
     with caplog.at_level(logging.INFO, logger="agentlanes.jobs"):
-        done, took = asyncio.run(shut_down())
+        done = asyncio.run(shut_down())
     assert done == [True, True]
-    assert ended == ["quick"]  # the slow one never finished its work
-    assert 0.4 < took < 5
+    # The quick run finished while stop() waited; the slow one was cancelled after it,
+    # and stop() returned only then.
+    assert happened == ["stop waiting", "quick ended", "slow cancelled", "stop returned"]
     assert [r.getMessage() for r in caplog.records] == ["slow job stopped by shutdown"]
 
 
 def test_shutdown_with_no_grace_still_lets_a_cancelled_run_unwind() -> None:
+    started = asyncio.Event()
+    unwound: list[bool] = []
+
     async def slow(ctx: Any) -> int:
+        started.set()
         try:
-            await asyncio.sleep(30)
+            await asyncio.Event().wait()  # until cancelled
         finally:
             await asyncio.sleep(0.05)  # a rollback: unwinding takes a round trip
+            unwound.append(True)
         return 0
 
     async def shut_down() -> bool:
@@ -178,8 +200,9 @@ def test_shutdown_with_no_grace_still_lets_a_cancelled_run_unwind() -> None:
         scheduled.scheduler.start()
         job = jobs.Job("slow", slow, lambda s: 1, None)
         run = asyncio.create_task(jobs.run_job(job, None, scheduled.running))  # type: ignore[arg-type]
-        await asyncio.sleep(0.01)
+        await started.wait()
         await scheduled.stop(0)
         return run.done()
 
     assert asyncio.run(shut_down())
+    assert unwound == [True]

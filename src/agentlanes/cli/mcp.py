@@ -1,10 +1,8 @@
-"""``agentlanes mcp``: the MCP server over stdio (needs the ``mcp`` extra)."""
+"""``agentlanes mcp``: the MCP server over stdio."""
 
 from __future__ import annotations
 
 import argparse
-
-from agentlanes.cli.errors import EXIT_USAGE, CommandError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,12 +11,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        raise CommandError(
-            "the MCP server needs the mcp package: pip install 'agentlanes[mcp]'", EXIT_USAGE
-        ) from None
     from agentlanes.cli.output import client_errors
     from agentlanes.mcp.server import main
 

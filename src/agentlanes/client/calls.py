@@ -132,7 +132,3 @@ def event_log(since: int | None, limit: int | None, epoch: str | None = None) ->
         m.EventLog.model_validate,
         params=drop_unset(since=since, limit=limit, epoch=epoch),
     )
-
-
-def realtime_token() -> Call[dict[str, Any]]:
-    return Call("POST", f"{API}/realtime/token", as_json, {})

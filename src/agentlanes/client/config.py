@@ -103,53 +103,15 @@ class LocalConfig:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    import tomllib  # only when the file exists (hooks in a repository without one skip it)
+
     try:
         with open(path, "rb") as fh:
-            raw = fh.read()
+            return tomllib.load(fh)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-    simple = _flat_toml(raw)
-    if simple is not None:
-        return simple
-    import tomllib  # ~15 ms of imports: only for files the flat reader leaves to it
-
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-
-
-def _flat_toml(raw: bytes) -> dict[str, Any] | None:
-    """``key = value`` lines (basic strings without escapes, booleans, numbers, comments),
-    which is all ``.agentlanes.toml`` needs; None for anything else (tomllib decides)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    out: dict[str, Any] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, eq, value = line.partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or not key or not _NAME_CHARS.issuperset(key) or "." in key or key in out:
-            return None
-        if value[:1] in ('"', "'"):
-            end = value.find(value[0], 1)
-            if end < 0 or "\\" in value[:end] or value[end + 1 :].strip()[:1] not in ("", "#"):
-                return None
-            out[key] = value[1:end]
-            continue
-        value = value.partition("#")[0].strip()
-        if value in ("true", "false"):
-            out[key] = value == "true"
-            continue
-        try:
-            out[key] = float(value) if "." in value else int(value.replace("_", ""))
-        except ValueError:
-            return None
-    return out
 
 
 def _typed(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: str) -> Any:

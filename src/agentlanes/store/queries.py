@@ -81,10 +81,6 @@ async def session_by_token_hash(
     return (await db.exec(stmt)).first()
 
 
-async def project_by_key_hash(db: AsyncSession, key_hash: str) -> Project | None:
-    return (await db.exec(select(Project).where(Project.api_key_hash == key_hash))).first()
-
-
 async def events_after(
     db: AsyncSession, project_id: int, after: int, limit: int, upto: int | None = None
 ) -> Sequence[Event]:
