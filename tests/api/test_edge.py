@@ -3,7 +3,9 @@ and the security headers on every answer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +27,10 @@ MCP_INIT = {
     },
 }
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+# What the MCP transport documents for servers (status for a foreign Origin and the rest).
+MCP_TRANSPORT = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "mcp_transport_security.json").read_text()
+)
 
 
 @pytest.fixture
@@ -114,12 +120,16 @@ def test_mcp_refuses_a_foreign_origin(client: TestClient[Any]) -> None:
         r = client.post(
             "/mcp", json=MCP_INIT, headers={**MCP_HEADERS, **api.headers(), "Origin": origin}
         )
-        assert r.status_code == 403, (origin, r.status_code, r.text)
+        assert r.status_code == MCP_TRANSPORT["origin"]["invalid_status"], (origin, r.text)
         assert r.json()["error"]["code"] == "ORIGIN_NOT_ALLOWED"
     # Its own origin and no Origin at all (an agent) are served.
     for extra in ({"Origin": "http://testserver.local"}, {}):
         r = client.post("/mcp", json=MCP_INIT, headers={**MCP_HEADERS, **api.headers(), **extra})
         assert r.status_code == 200, (extra, r.text)
+        assert r.headers[MCP_TRANSPORT["session"]["header"]]
+    # No stream at GET: the documented 405.
+    r = client.get("/mcp", headers={**MCP_HEADERS, **api.headers()})
+    assert r.status_code == MCP_TRANSPORT["get_stream"]["no_stream_status"]
 
 
 def test_socket_refuses_a_foreign_origin(client: TestClient[Any]) -> None:

@@ -1,0 +1,203 @@
+"""What an MCP session over HTTP is to agentlanes, kept where every process can read it.
+
+``/mcp`` runs the SDK without sessions of its own (stateless: any process answers any
+request), and gives each client its own ``Mcp-Session-Id`` at ``initialize``. Behind that
+id stands one agent: its project and, once it has checked in, its agentlanes session token,
+name and heartbeat interval. With ``redis_url`` set that record is in Redis, so a load
+balancer may send each request to any process (no stickiness); without Redis the server is
+one process and keeps it in memory.
+
+Redis never holds a usable secret: the record's key is a hash of the MCP session id, and
+the session token in it is sealed (AES-GCM) with a key derived from that id, which only the
+client and the request in flight know. A record lives ``IDLE_SECONDS`` after the session's
+last request (the SDK's idle timeout for its own sessions), or until the client's DELETE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentlanes.client.errors import ApiError, ClientError
+from agentlanes.mcp.lanes import Lanes
+
+log = logging.getLogger("agentlanes.mcp")
+
+IDLE_SECONDS = 30 * 60
+MAX_LOCAL_SESSIONS = 10_000  # the SDK's default for its own sessions, per process
+
+
+@dataclass
+class AgentRecord:
+    project_id: int
+    token: str | None = None
+    agent: str | None = None
+    interval: float = 30.0
+
+
+def _lookup(sid: str) -> str:
+    return hashlib.sha256(b"agentlanes-mcp-session:" + sid.encode()).hexdigest()
+
+
+def _seal(sid: str, token: str | None) -> str | None:
+    if token is None:
+        return None
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    key = hashlib.sha256(b"agentlanes-mcp-token:" + sid.encode()).digest()
+    nonce = os.urandom(12)
+    return base64.b64encode(nonce + AESGCM(key).encrypt(nonce, token.encode(), None)).decode()
+
+
+def _unseal(sid: str, sealed: str | None) -> str | None:
+    if not sealed:
+        return None
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    key = hashlib.sha256(b"agentlanes-mcp-token:" + sid.encode()).digest()
+    raw = base64.b64decode(sealed)
+    return AESGCM(key).decrypt(raw[:12], raw[12:], None).decode()
+
+
+def _dump(sid: str, record: AgentRecord) -> str:
+    data: dict[str, Any] = asdict(record)
+    data["token"] = _seal(sid, record.token)
+    return json.dumps(data)
+
+
+def _load(sid: str, text: str | bytes) -> AgentRecord:
+    data = json.loads(text)
+    data["token"] = _unseal(sid, data.get("token"))
+    return AgentRecord(**data)
+
+
+class SessionStore:
+    """In memory: one process (no Redis)."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, tuple[str, float]] = {}
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        self._records.clear()
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for key in [k for k, (_, until) in self._records.items() if until <= now]:
+            del self._records[key]
+
+    async def create(self, sid: str, record: AgentRecord) -> bool:
+        """Keep a new session; False when this process already holds too many."""
+        self._sweep()
+        if len(self._records) >= MAX_LOCAL_SESSIONS:
+            return False
+        await self.save(sid, record)
+        return True
+
+    async def save(self, sid: str, record: AgentRecord) -> None:
+        self._records[_lookup(sid)] = (_dump(sid, record), time.monotonic() + IDLE_SECONDS)
+
+    async def load(self, sid: str, *, touch: bool = True) -> AgentRecord | None:
+        key = _lookup(sid)
+        found = self._records.get(key)
+        if found is None or found[1] <= time.monotonic():
+            self._records.pop(key, None)
+            return None
+        if touch:
+            self._records[key] = (found[0], time.monotonic() + IDLE_SECONDS)
+        return _load(sid, found[0])
+
+    async def drop(self, sid: str) -> None:
+        self._records.pop(_lookup(sid), None)
+
+
+class RedisSessionStore(SessionStore):
+    """In Redis: every process of the service reads the same records."""
+
+    def __init__(self, url: str, prefix: str) -> None:
+        super().__init__()
+        import redis.asyncio as aioredis
+
+        self.prefix = f"{prefix}:mcp:"
+        self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+
+    async def stop(self) -> None:
+        await self._redis.aclose()
+
+    async def create(self, sid: str, record: AgentRecord) -> bool:
+        await self.save(sid, record)
+        return True
+
+    async def save(self, sid: str, record: AgentRecord) -> None:
+        await self._redis.set(self.prefix + _lookup(sid), _dump(sid, record), ex=IDLE_SECONDS)
+
+    async def load(self, sid: str, *, touch: bool = True) -> AgentRecord | None:
+        key = self.prefix + _lookup(sid)
+        text = await (self._redis.getex(key, ex=IDLE_SECONDS) if touch else self._redis.get(key))
+        return None if text is None else _load(sid, text)
+
+    async def drop(self, sid: str) -> None:
+        await self._redis.delete(self.prefix + _lookup(sid))
+
+
+def create_store(redis_url: str, prefix: str) -> SessionStore:
+    return RedisSessionStore(redis_url, prefix) if redis_url else SessionStore()
+
+
+class SharedLanes(Lanes):
+    """One agent of an MCP session over HTTP as this process serves it: its state is the
+    session's record, which any process may change."""
+
+    def __init__(self, client: Any, sid: str, store: SessionStore) -> None:
+        super().__init__(client)
+        self.sid = sid
+        self.store = store
+        self.saved: tuple[str | None, str | None, float] | None = None
+
+    def _state(self) -> tuple[str | None, str | None, float]:
+        return (self.client.session_token, self.agent, self.interval)
+
+    def adopt(self, record: AgentRecord) -> None:
+        self.client.session_token = record.token
+        self.agent = record.agent
+        self.interval = record.interval
+        self.saved = self._state()
+
+    async def persist(self, project_id: int) -> None:
+        """Keep what a tool changed (a check-in's token, a check-out) in the record."""
+        state = self._state()
+        if state != self.saved:
+            await self.store.save(self.sid, AgentRecord(project_id, *state))
+            self.saved = state
+
+    def beating(self) -> bool:
+        return self._beat is not None and not self._beat.done()
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                record = await self.store.load(self.sid, touch=False)
+            except Exception:  # the store away for a moment: the TTL leaves room
+                log.warning("MCP session store unavailable", exc_info=True)
+                continue
+            if record is None or record.token is None:
+                return  # the MCP session ended (DELETE, idle) or the agent checked out
+            if record.token != self.client.session_token:
+                self.adopt(record)  # checked in again, through another process
+            try:
+                await self.client.heartbeat()
+            except ApiError as exc:
+                if exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND"):
+                    return
+            except ClientError:
+                continue

@@ -1,0 +1,48 @@
+"""The record behind an MCP session over HTTP: every process reads it, Redis holds no usable
+secret (neither the MCP session id nor the agent's session token)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+import pytest
+
+from agentlanes.mcp.sessions import AgentRecord, RedisSessionStore, SessionStore
+from tests.support import services
+
+
+def _roundtrip(store: SessionStore) -> None:
+    sid, token = secrets.token_hex(16), secrets.token_hex(32)
+
+    async def run() -> None:
+        await store.start()
+        try:
+            assert await store.load(sid) is None
+            assert await store.create(sid, AgentRecord(7))
+            await store.save(sid, AgentRecord(7, token, "web-agent", 15.0))
+            assert await store.load(sid) == AgentRecord(7, token, "web-agent", 15.0)
+            assert await store.load(secrets.token_hex(16)) is None
+            if isinstance(store, RedisSessionStore):
+                raw = b"".join(
+                    [
+                        k + (await store._redis.get(k) or b"")
+                        async for k in store._redis.scan_iter(f"{store.prefix}*")
+                    ]
+                )
+                assert raw and token.encode() not in raw and sid.encode() not in raw
+            await store.drop(sid)
+            assert await store.load(sid) is None
+        finally:
+            await store.stop()
+
+    asyncio.run(run())
+
+
+def test_memory_store() -> None:
+    _roundtrip(SessionStore())
+
+
+@pytest.mark.redis
+def test_redis_store_keeps_no_usable_secret() -> None:
+    _roundtrip(RedisSessionStore(services.require_redis(), f"t-{secrets.token_hex(6)}"))
