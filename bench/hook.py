@@ -14,6 +14,8 @@ then times, alternating in the same run:
   ``lanes init`` writes into ``.claude/settings.json``) for an ``Edit`` of a file the
   agent already claims, and for a ``Bash`` ``sed -i`` on it, with the session checked in
   by a ``SessionStart`` call first;
+- the agent's news: one ``PreToolUse`` call for a ``Read`` (every tool's calls carry the
+  news) with a message to the agent waiting, which the call puts in its context;
 - ``python -S -c pass``, the interpreter's own start, in the same run.
 
 Each commit is undone with `git reset --soft HEAD~1`, so every run commits the same
@@ -98,6 +100,7 @@ def main() -> int:
             headers=admin,
         ).json()
         key = project["api_key"]
+        sender = ""
         with httpx.Client(base_url=url, headers={"X-API-Key": key}) as http:
             # Other agents: most hold areas elsewhere; every tenth claims one module the
             # commit touches, so the hook has real conflicts to report.
@@ -107,6 +110,7 @@ def main() -> int:
                     "/api/v1/checkin", json={"agent_name": f"agent-{i}", "declared_files": files}
                 )
                 assert r.status_code == 201, r.text
+                sender = sender or r.json()["session_token"]
 
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "AGENTLANES_"))}
         home = workdir / "home"
@@ -199,10 +203,16 @@ def main() -> int:
         sed = hook_event(
             "PreToolUse", tool_name="Bash", tool_input={"command": "sed -i s/x/y/ " + claimed}
         )
+        read = hook_event("PreToolUse", tool_name="Read", tool_input={"file_path": claimed})
+        message = {"to": "claude-bench-claude", "body": "please rebase on main before you push"}
+        news_http = httpx.Client(
+            base_url=url, headers={"X-API-Key": key, "X-Session-Token": sender}
+        )
         run(guard, repo, guard_env, hook_event("SessionStart", source="startup"))
         run(guard, repo, guard_env, edit)  # the first edit claims the file; later ones are checks
         guard_edit: list[float] = []
         guard_sed: list[float] = []
+        guard_news: list[float] = []
         undo = ["git", "reset", "-q", "--soft", "HEAD~1"]
         for i in range(args.runs + 1):
             order = (
@@ -230,6 +240,10 @@ def main() -> int:
             elapsed = run(guard, repo, guard_env, sed)
             if i:
                 guard_sed.append(elapsed)
+            news_http.post("/api/v1/messages", json=message).raise_for_status()
+            elapsed = run(guard, repo, guard_env, read)  # puts the message in the context
+            if i:
+                guard_news.append(elapsed)
             start = time.perf_counter()
             call_many(cfg, requests)
             if i:
@@ -263,6 +277,7 @@ def main() -> int:
     print(row("`python -S -c pass` (interpreter start: the floor)", floor))
     print(row("`lanes guard`: PreToolUse Edit of a claimed file", guard_edit))
     print(row("`lanes guard`: PreToolUse Bash `sed -i` on it", guard_sed))
+    print(row("`lanes guard`: PreToolUse Read with a message to inject (news)", guard_news))
     print(row("its three requests alone, from a warm process (server time)", trip))
     added = statistics.median(hooked) - statistics.median(bare)
     print(f"\nthe hook adds {added:.0f} ms (median) to a commit")
@@ -271,6 +286,13 @@ def main() -> int:
     print(
         f"the guard takes {guard_median:.0f} ms (median) per PreToolUse call, "
         f"{guard_median / statistics.median(floor):.1f}x the interpreter's start "
+        f"(target: at most {GUARD_TARGET_MS} ms: {verdict})"
+    )
+    news_median = statistics.median(guard_news)
+    verdict = "met" if news_median <= GUARD_TARGET_MS else "NOT met"
+    print(
+        f"with news to inject it takes {news_median:.0f} ms (median), "
+        f"{news_median / statistics.median(floor):.1f}x the interpreter's start "
         f"(target: at most {GUARD_TARGET_MS} ms: {verdict})"
     )
     print("\nwhat the committer saw (warn mode):")
