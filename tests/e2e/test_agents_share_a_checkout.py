@@ -265,3 +265,36 @@ def test_a_missing_key_says_coordination_is_off(tmp_path: Path, agents: Any) -> 
     assert run["stderr"].count("no API key") == 1
     context = json.loads(run["stdout"])["hookSpecificOutput"]["additionalContext"]
     assert "coordination is off" in context
+
+
+def test_warn_to_block_keeps_the_older_claimant_able_to_edit(
+    agent_server: ServerProcess, tmp_path: Path, agents: Any
+) -> None:
+    url = agent_server.url
+    project = new_project(url)  # warn
+    key = project["api_key"]
+    repo, env = shared_checkout(tmp_path, url, key)
+    first = agents(repo, env, "first-1")
+    later = agents(repo, env, "later-2")
+    later.hook("SessionStart", source="startup")  # checked in first, claims nothing yet
+    first.hook("SessionStart", source="startup")
+    assert first.edit("src/x.py") is None
+    warned = later.edit("src/x.py")  # warn: reported, and src/x.py joins its claims too
+    assert f"claimed by {first.name}" in warned["hookSpecificOutput"]["additionalContext"]
+    assert presence(url, key)[later.name]["declared_files"] == ["src/x.py"]
+    set_project(url, project["slug"], conflict_mode="block")
+
+    # The earlier claimant edits and commits on; the later one is refused.
+    kept = first.edit("src/x.py")
+    assert kept is None or "permissionDecision" not in kept["hookSpecificOutput"], kept
+    (repo / "src").mkdir()
+    (repo / "src/x.py").write_text("x\n")
+    done = first.bash("git add src/x.py && git commit -q -m x", source_env=False)
+    assert done["rc"] == 0, done
+    assert "you claimed these paths before them" in done["stderr"]
+    denied = later.edit("src/x.py")
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert f"claimed by {first.name}" in denied["hookSpecificOutput"]["permissionDecisionReason"]
+    (repo / "src/x.py").write_text("later\n")
+    refused = later.bash("git commit -q -am later", source_env=False)
+    assert refused["rc"] != 0 and f"claimed by {first.name}" in refused["stderr"]

@@ -48,6 +48,8 @@ NEW_PROJECT_COLUMNS = {
     "previous_key_expires_at",
     "key_revoked_at",
 }
+# Added after 0.1.0, by table (0003: when each claimed pattern joined a session's claims).
+NEW_COLUMNS = {"projects": NEW_PROJECT_COLUMNS, "sessions": {"claimed_at"}}
 
 
 def snapshot(conn: Any) -> dict[str, list[tuple[Any, ...]]]:
@@ -56,7 +58,7 @@ def snapshot(conn: Any) -> dict[str, list[tuple[Any, ...]]]:
     for table in TABLES:
         result = conn.execute(text(f"SELECT * FROM {table}"))
         columns = list(result.keys())
-        keys = [k for k in columns if not (table == "projects" and k in NEW_PROJECT_COLUMNS)]
+        keys = [k for k in columns if k not in NEW_COLUMNS.get(table, set())]
         rows[table] = sorted((tuple(str(r[k]) for k in keys) for r in result.mappings()), key=repr)
     return rows
 

@@ -28,6 +28,7 @@ import sys
 import time
 
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
+from agentlanes.client.report import claimed_earlier
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call, call_many
 
@@ -248,13 +249,15 @@ def _check_edit(
     ended = beat and isinstance(answers[1], LeanApiError) and answers[1].status in (404, 410)
     if beat and not ended and session:
         _beaten(session)
-    if others and project.get("conflict_mode") == "block" and _certain(others):
+    # The older claim stands: only an overlap with a claim made before mine refuses.
+    refusing = claimed_earlier(others, own) if others else []
+    if refusing and project.get("conflict_mode") == "block" and _certain(refusing):
         return _deny(
             "\n".join(
                 [
-                    *overlap_lines(others),
+                    *overlap_lines(refusing),
                     "agentlanes: edit refused (block mode): pick other files, or "
-                    + _coordinate(others, agent),
+                    + _coordinate(refusing, agent),
                 ]
             )
         )
