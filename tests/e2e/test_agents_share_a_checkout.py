@@ -202,6 +202,16 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     shown = bob.bash(f"{program} status --json", source_env=False)
     assert shown["rc"] == 0, shown
     assert json.loads(shown["stdout"])["agent_name"] == bob.name
+    # ... and so does `lanes message`: bob asks alice, as his deny reason suggested.
+    sent = bob.bash(f"{program} message send {alice.name} may I edit src/a.py?")
+    assert sent["rc"] == 0, sent
+    box = json.loads(alice.bash(f"{program} message inbox --json", source_env=False)["stdout"])
+    [message] = box["messages"]
+    assert message["from"] == bob.name and message["body"] == "may I edit src/a.py?"
+    shown = alice.bash(f"{program} message read {message['message_id']} --ack")
+    assert shown["rc"] == 0 and "may I edit src/a.py?" in shown["stdout"], shown
+    box = json.loads(alice.bash(f"{program} message inbox --unread --json")["stdout"])
+    assert box["messages"] == []
 
 
 def test_an_idle_agent_keeps_its_session_until_its_process_ends(
