@@ -308,3 +308,35 @@ def test_warn_to_block_keeps_the_older_claimant_able_to_edit(
     (repo / "src/x.py").write_text("later\n")
     refused = later.bash("git commit -q -am later", source_env=False)
     assert refused["rc"] != 0 and f"claimed by {first.name}" in refused["stderr"]
+
+
+def test_a_sibling_worktree_is_the_same_repository_for_the_same_agent(
+    agent_server: ServerProcess, tmp_path: Path, agents: Any
+) -> None:
+    url = agent_server.url
+    key = new_project(url, conflict_mode="block")["api_key"]
+    repo, env = shared_checkout(tmp_path, url, key)
+    sibling = tmp_path / "repo-feature"
+    git(repo, env, "worktree", "add", "-q", str(sibling), "-b", "feature")
+    agent = agents(repo, env, "wt-1")
+    agent.hook("SessionStart", source="startup")
+    assert agent.edit("src/a.py") is None
+    first = presence(url, key)[agent.name]["session_id"]
+    # The same agent edits the same repository path in the sibling worktree: its own
+    # session claims it (nothing superseded, no warning about itself).
+    [answer] = agent.hook(
+        "PreToolUse",
+        tool_name="Write",
+        tool_input={"file_path": str(sibling / "src/a.py"), "content": "x"},
+    )
+    assert answer is None, answer
+    [answer] = agent.hook(
+        "PreToolUse",
+        tool_name="Write",
+        tool_input={"file_path": str(sibling / "src/b.py"), "content": "x"},
+    )
+    assert answer is None, answer
+    live = presence(url, key)
+    assert list(live) == [agent.name] and live[agent.name]["session_id"] == first
+    assert live[agent.name]["declared_files"] == ["src/a.py", "src/b.py"]
+    assert not [e for e in events(url, key) if e["type"] == "agent.checkout"]

@@ -182,12 +182,18 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         start = os.path.dirname(targets[0][0])
         while start and not os.path.isdir(start):
             start = os.path.dirname(start)
-        found = find_repo_root(start) if start else None
-        if found is None:
+        other = find_repo_root(start) if start else None
+        if other is None:
             return {}
-        paths, patterns = _scope(targets, found)
+        paths, patterns = _scope(targets, other)
         if not paths and not patterns:
             return {}
+        from agentlanes.client.worktree import same_repository
+
+        if found is None or not same_repository(found, other):
+            found = other  # another repository: its own configuration and sessions
+        # else a sibling worktree of this repository: the same repository paths, checked
+        # and claimed by the agent's own session (the worktree it works in keeps it).
     try:
         cfg = load_config(found, env)
     except ConfigError as exc:
