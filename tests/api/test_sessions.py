@@ -168,6 +168,8 @@ def test_conflict_check_changes_nothing_and_leaves_out_the_caller(api: Api) -> N
     assert r.status_code == 200
     [c] = r.json()["conflicts"]
     assert c["agent_name"] == "bob"
+    # When bob's pattern joined his claims (block mode lets the older claim stand).
+    assert c["overlapping_files"][0].pop("claimed_at").endswith("Z")
     assert c["overlapping_files"] == [
         {
             "pattern": "src/api/routes.py",

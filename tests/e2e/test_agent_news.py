@@ -29,7 +29,9 @@ from tests.support.server import ServerProcess
 
 pytestmark = pytest.mark.e2e
 
-SHAPES = json.loads((Path(__file__).parents[1] / "fixtures/claude_code_news_hooks.json").read_text())
+SHAPES = json.loads(
+    (Path(__file__).parents[1] / "fixtures/claude_code_news_hooks.json").read_text()
+)
 SID_A = "a0a0a0a0-1111-4c2e-9a53-0d1c5b6a7e80"
 SID_B = "b0b0b0b0-2222-4c2e-9a53-0d1c5b6a7e80"
 SID_C = "c0c0c0c0-3333-4c2e-9a53-0d1c5b6a7e80"

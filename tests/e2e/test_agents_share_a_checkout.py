@@ -202,6 +202,16 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     shown = bob.bash(f"{program} status --json", source_env=False)
     assert shown["rc"] == 0, shown
     assert json.loads(shown["stdout"])["agent_name"] == bob.name
+    # ... and so does `lanes message`: bob asks alice, as his deny reason suggested.
+    sent = bob.bash(f"{program} message send {alice.name} may I edit src/a.py?")
+    assert sent["rc"] == 0, sent
+    box = json.loads(alice.bash(f"{program} message inbox --json", source_env=False)["stdout"])
+    [message] = box["messages"]
+    assert message["from"] == bob.name and message["body"] == "may I edit src/a.py?"
+    shown = alice.bash(f"{program} message read {message['message_id']} --ack")
+    assert shown["rc"] == 0 and "may I edit src/a.py?" in shown["stdout"], shown
+    box = json.loads(alice.bash(f"{program} message inbox --unread --json")["stdout"])
+    assert box["messages"] == []
 
 
 def test_an_idle_agent_keeps_its_session_until_its_process_ends(
@@ -265,3 +275,68 @@ def test_a_missing_key_says_coordination_is_off(tmp_path: Path, agents: Any) -> 
     assert run["stderr"].count("no API key") == 1
     context = json.loads(run["stdout"])["hookSpecificOutput"]["additionalContext"]
     assert "coordination is off" in context
+
+
+def test_warn_to_block_keeps_the_older_claimant_able_to_edit(
+    agent_server: ServerProcess, tmp_path: Path, agents: Any
+) -> None:
+    url = agent_server.url
+    project = new_project(url)  # warn
+    key = project["api_key"]
+    repo, env = shared_checkout(tmp_path, url, key)
+    first = agents(repo, env, "first-1")
+    later = agents(repo, env, "later-2")
+    later.hook("SessionStart", source="startup")  # checked in first, claims nothing yet
+    first.hook("SessionStart", source="startup")
+    assert first.edit("src/x.py") is None
+    warned = later.edit("src/x.py")  # warn: reported, and src/x.py joins its claims too
+    assert f"claimed by {first.name}" in warned["hookSpecificOutput"]["additionalContext"]
+    assert presence(url, key)[later.name]["declared_files"] == ["src/x.py"]
+    set_project(url, project["slug"], conflict_mode="block")
+
+    # The earlier claimant edits and commits on; the later one is refused.
+    kept = first.edit("src/x.py")
+    assert kept is None or "permissionDecision" not in kept["hookSpecificOutput"], kept
+    (repo / "src").mkdir()
+    (repo / "src/x.py").write_text("x\n")
+    done = first.bash("git add src/x.py && git commit -q -m x", source_env=False)
+    assert done["rc"] == 0, done
+    assert "you claimed these paths before them" in done["stderr"]
+    denied = later.edit("src/x.py")
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert f"claimed by {first.name}" in denied["hookSpecificOutput"]["permissionDecisionReason"]
+    (repo / "src/x.py").write_text("later\n")
+    refused = later.bash("git commit -q -am later", source_env=False)
+    assert refused["rc"] != 0 and f"claimed by {first.name}" in refused["stderr"]
+
+
+def test_a_sibling_worktree_is_the_same_repository_for_the_same_agent(
+    agent_server: ServerProcess, tmp_path: Path, agents: Any
+) -> None:
+    url = agent_server.url
+    key = new_project(url, conflict_mode="block")["api_key"]
+    repo, env = shared_checkout(tmp_path, url, key)
+    sibling = tmp_path / "repo-feature"
+    git(repo, env, "worktree", "add", "-q", str(sibling), "-b", "feature")
+    agent = agents(repo, env, "wt-1")
+    agent.hook("SessionStart", source="startup")
+    assert agent.edit("src/a.py") is None
+    first = presence(url, key)[agent.name]["session_id"]
+    # The same agent edits the same repository path in the sibling worktree: its own
+    # session claims it (nothing superseded, no warning about itself).
+    [answer] = agent.hook(
+        "PreToolUse",
+        tool_name="Write",
+        tool_input={"file_path": str(sibling / "src/a.py"), "content": "x"},
+    )
+    assert answer is None, answer
+    [answer] = agent.hook(
+        "PreToolUse",
+        tool_name="Write",
+        tool_input={"file_path": str(sibling / "src/b.py"), "content": "x"},
+    )
+    assert answer is None, answer
+    live = presence(url, key)
+    assert list(live) == [agent.name] and live[agent.name]["session_id"] == first
+    assert live[agent.name]["declared_files"] == ["src/a.py", "src/b.py"]
+    assert not [e for e in events(url, key) if e["type"] == "agent.checkout"]

@@ -47,6 +47,8 @@ NEW_COLUMNS = {
     "messages": {"number"},
     "realtime_tokens": {"api_key_hash"},
 }
+# Added after 0.1.0, by table (0003: when each claimed pattern joined a session's claims).
+NEW_COLUMNS = {"projects": NEW_PROJECT_COLUMNS, "sessions": {"claimed_at"}}
 
 
 def snapshot(conn: Any) -> dict[str, list[tuple[Any, ...]]]:

@@ -137,6 +137,9 @@ class OverlappingFileOut(BaseModel):
     if_directory: str | None = (
         None  # when not certain: the prefix of example that must be a directory
     )
+    # conflicts/check: when their pattern joined their claims (block mode: the older
+    # claim stands).
+    claimed_at: str | None = None
 
 
 class ConflictOut(BaseModel):

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.db",
     "agentlanes.cli.session",
     "agentlanes.cli.news",
+    "agentlanes.cli.message",
     "agentlanes.cli.watch",
     "agentlanes.cli.hook",
     "agentlanes.cli.guard",

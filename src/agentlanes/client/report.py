@@ -17,3 +17,36 @@ def capped(lines: Iterable[str], limit: int) -> Iterator[str]:
             rest += 1
     if rest:
         yield f"... and {rest} more"
+
+
+def claimed_earlier(
+    others: list[dict[str, Any]], own: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The conflicts that can refuse an edit or a commit: the older claim stands (SPEC).
+
+    ``own``: the caller's own session's entries in the same ``conflicts/check`` answer
+    (asked without the token); each overlapping file carries ``claimed_at``, when that
+    pattern joined its session's claims. An overlap on a path I claimed before they did
+    is left out; without times (an older server) every overlap counts, as before. A
+    conflict keeps its other overlaps, and a shared work area always counts.
+    """
+    mine: dict[str, str] = {}
+    for c in own:
+        for f in c.get("overlapping_files") or []:
+            at, path = f.get("claimed_at"), f.get("pattern")
+            if isinstance(at, str) and isinstance(path, str) and at < mine.get(path, "~"):
+                mine[path] = at
+    out = []
+    for c in others:
+        files = [
+            f
+            for f in c.get("overlapping_files") or []
+            if not (
+                isinstance(f.get("claimed_at"), str)
+                and mine.get(f.get("pattern"), "~") < f["claimed_at"]
+            )
+        ]
+        if files or c.get("overlapping_area"):
+            certain = bool(c.get("overlapping_area")) or any(f.get("certain", True) for f in files)
+            out.append({**c, "overlapping_files": files, "certain": certain})
+    return out

@@ -6,6 +6,8 @@
   claim it makes is certain.
 - The files a session changed, as git sees them (modified, added, deleted, renamed and
   untracked), for the check-out of an agent whose edits nobody listed.
+- Whether two working trees are worktrees of one repository (``git worktree add``): a file
+  in a sibling worktree is the same repository path for the same agent.
 """
 
 from __future__ import annotations
@@ -84,3 +86,22 @@ def changed_files(root: str) -> list[str]:
                 files.append(entries[i])
             i += 1
     return sorted(set(files))
+
+
+def common_dir(root: str) -> str:
+    """The git directory shared by all worktrees of the repository at ``root``: a linked
+    worktree's own git dir names it in its ``commondir`` file."""
+    from agentlanes.client.config import git_dir
+
+    own = git_dir(root)
+    try:
+        with open(os.path.join(own, "commondir"), encoding="utf-8") as fh:
+            shared = fh.read().strip()
+    except OSError:
+        return os.path.realpath(own)
+    return os.path.realpath(os.path.join(own, shared))
+
+
+def same_repository(root: str, other: str) -> bool:
+    """``root`` and ``other`` are worktrees of one repository."""
+    return common_dir(root) == common_dir(other)

@@ -23,7 +23,7 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import capped
+from agentlanes.client.report import capped, claimed_earlier
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
 TYPE_CHECKING = False
@@ -135,8 +135,12 @@ def check(
     # All at once, each on its own connection: the server answers them concurrently.
     # The check sends the token so the committer's own claims are left out; the heartbeat
     # says whether that session is still active (and a commit is a sign of life).
+    # Knowing our session's id, the check goes without the token: our own claims come
+    # back too, with when each was made (the older claim stands, see claimed_earlier).
+    mine = session.get("session_id") if session else None
+    check_token = None if mine else token
     requests: list[Any] = [("GET", "/api/v1/project", None, None)]
-    requests += [("POST", "/api/v1/conflicts/check", {"paths": c}, token) for c in chunks]
+    requests += [("POST", "/api/v1/conflicts/check", {"paths": c}, check_token) for c in chunks]
     if token:
         requests.append(("POST", "/api/v1/heartbeat", {}, token))
     try:
@@ -145,7 +149,7 @@ def check(
             say(
                 "your saved session is no longer active (run `lanes checkin`); others can't see you"
             )
-        if token and any(_unknown_token(a) for a in answers[1 : 1 + len(chunks)]):
+        if check_token and any(_unknown_token(a) for a in answers[1 : 1 + len(chunks)]):
             # A token the server has never seen: check as nobody rather than fail.
             answers[1 : 1 + len(chunks)] = call_many(
                 cfg, [("POST", "/api/v1/conflicts/check", {"paths": c}, None) for c in chunks]
@@ -169,13 +173,16 @@ def check(
         say(f"{why}; commit not checked")
         return ALLOW
 
+    own = [c for c in conflicts if mine and c.get("session_id") == mine]
+    conflicts = [c for c in conflicts if not (mine and c.get("session_id") == mine)]
     if not conflicts:
         return ALLOW
     merged = _merge(conflicts)
     for line in capped(overlap_lines(merged), SHOWN_LINES):
         say(line)
     # A server older than certain overlaps sends no "certain": every conflict counted.
-    certain = [c for c in merged if c.get("certain", True)]
+    # The older claim stands: an overlap on a path we claimed first never refuses.
+    certain = [c for c in claimed_earlier(merged, _merge(own)) if c.get("certain", True)]
     if mode == "block" and certain:
         say(
             f"commit refused: the project is in block mode and {len(certain)} other "
@@ -186,8 +193,9 @@ def check(
         return REFUSE
     if mode == "block":
         say(
-            "commit allowed: these overlaps hold only if a path is a directory "
-            "(block mode refuses certain ones only)"
+            "commit allowed: you claimed these paths before them, or the overlaps hold "
+            "only if a path is a directory (block mode refuses only certain overlaps with "
+            "an earlier claim)"
         )
         return ALLOW
     say("commit allowed (warn mode); tell the agents above, or narrow your change")

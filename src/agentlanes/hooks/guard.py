@@ -28,6 +28,7 @@ import sys
 import time
 
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
+from agentlanes.client.report import claimed_earlier
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call, call_many
 
@@ -181,12 +182,18 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         start = os.path.dirname(targets[0][0])
         while start and not os.path.isdir(start):
             start = os.path.dirname(start)
-        found = find_repo_root(start) if start else None
-        if found is None:
+        other = find_repo_root(start) if start else None
+        if other is None:
             return {}
-        paths, patterns = _scope(targets, found)
+        paths, patterns = _scope(targets, other)
         if not paths and not patterns:
             return {}
+        from agentlanes.client.worktree import same_repository
+
+        if found is None or not same_repository(found, other):
+            found = other  # another repository: its own configuration and sessions
+        # else a sibling worktree of this repository: the same repository paths, checked
+        # and claimed by the agent's own session (the worktree it works in keeps it).
     try:
         cfg = load_config(found, env)
     except ConfigError as exc:
@@ -248,13 +255,15 @@ def _check_edit(
     ended = beat and isinstance(answers[1], LeanApiError) and answers[1].status in (404, 410)
     if beat and not ended and session:
         _beaten(session)
-    if others and project.get("conflict_mode") == "block" and _certain(others):
+    # The older claim stands: only an overlap with a claim made before mine refuses.
+    refusing = claimed_earlier(others, own) if others else []
+    if refusing and project.get("conflict_mode") == "block" and _certain(refusing):
         return _deny(
             "\n".join(
                 [
-                    *overlap_lines(others),
+                    *overlap_lines(refusing),
                     "agentlanes: edit refused (block mode): pick other files, or "
-                    + _coordinate(others, agent),
+                    + _coordinate(refusing, agent),
                 ]
             )
         )

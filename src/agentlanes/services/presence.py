@@ -10,6 +10,7 @@ from agentlanes import tokens
 from agentlanes.clock import utcnow
 from agentlanes.errors import SessionEnded, SessionNotFound
 from agentlanes.services import validation
+from agentlanes.services.claim_age import with_claim_times
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.session_auth import check_token
 from agentlanes.services.sessions import live_sessions
@@ -79,7 +80,7 @@ async def check_conflicts(
         paths=norm_paths,
         exclude_session_id=own_id,
     )
-    return {"conflicts": [conflict_view(c) for c in found]}
+    return {"conflicts": with_claim_times([conflict_view(c) for c in found], current.sessions)}
 
 
 async def session_conflicts(

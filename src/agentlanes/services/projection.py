@@ -50,6 +50,12 @@ class LiveSession:
     expires_at: datetime
     # The session as presence shows it, encoded once (again only when a beat moves it).
     encoded: bytes | None = field(default=None, compare=False, repr=False)
+    # When each pattern joined the claims; a pattern missing here counts from started_at.
+    claimed_at: dict[str, datetime] = field(default_factory=dict, compare=False, repr=False)
+
+    def since(self, pattern: str) -> datetime:
+        """When ``pattern`` joined this session's claims."""
+        return self.claimed_at.get(pattern, self.started_at)
 
     def json(self) -> bytes:
         if self.encoded is None:
@@ -70,6 +76,7 @@ class LiveSession:
             started_at=row.started_at,
             last_heartbeat_at=row.last_heartbeat_at,
             expires_at=row.expires_at,
+            claimed_at={p: _when(t) for p, t in (row.claimed_at or {}).items()},
         )
 
     @classmethod
@@ -154,8 +161,17 @@ class LiveProject:
         data = event["data"]
         before = None
         if kind in ("agent.checkin", "agent.status"):
-            before = self.sessions.get(data["session"]["session_id"])
-            self._put(LiveSession.of_view(data["session"]))
+            session = LiveSession.of_view(data["session"])
+            before = self.sessions.get(session.id)
+            if kind == "agent.status":
+                # A pattern it had keeps its time; a new one joined with this change (the
+                # service stores the same: the change's time is its heartbeat's).
+                had = set(before.declared_files) if before else set()
+                session.claimed_at = {
+                    p: before.since(p) if before and p in had else session.last_heartbeat_at
+                    for p in session.declared_files
+                }
+            self._put(session)
         elif kind in _ENDS:
             before = self.sessions.get(data["session_id"])
             self._drop(data["session_id"])

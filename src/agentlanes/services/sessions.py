@@ -11,6 +11,7 @@ from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
 from agentlanes.services import names, validation
+from agentlanes.services.claim_age import claim_times, earlier_claims
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
 from agentlanes.services.projection import LiveProject, LiveSession
@@ -78,6 +79,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             started_at=now,
             last_heartbeat_at=now,
             expires_at=now + _ttl(project),
+            claimed_at=claim_times(None, [], files, now, now),
         )
         # Block mode refuses on certain overlaps and shared areas only (SPEC);
         # overlaps that hold only if a path is a directory are reported, never block.
@@ -275,7 +277,20 @@ async def update_status(
                 session.declared_area,
                 list(session.declared_files or []),
             )
-            refused = sum(c["certain"] for c in conflicts)  # as check-in: certain ones only
+            # As check-in: certain overlaps only, and only with a session that claimed
+            # the path earlier (the older claim stands: a claim gained under warn never
+            # locks out the earlier claimant).
+            had = list(session.declared_files or [])
+            times = claim_times(session.claimed_at, had, new_files, session.started_at, now)
+            me = current.sessions.get(session.id)
+            refused = len(
+                earlier_claims(
+                    conflicts,
+                    current.sessions,
+                    lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
+                    now if new_area != session.declared_area or me is None else me.started_at,
+                )
+            )
             if refused and scope_changed and project.conflict_mode == "block":
                 raise StateConflict(
                     f"scope change refused: {refused} live session(s) overlap for certain "
@@ -286,6 +301,7 @@ async def update_status(
                 )
             session.declared_area = new_area
             session.declared_files = new_files
+            session.claimed_at = times
             if "status_text" in data.sent:
                 session.status_text = text
             session.last_heartbeat_at = now

@@ -62,6 +62,9 @@ class AgentSession(SQLModel, table=True):
     status_text: str | None = Field(default=None)
     work_summary: str | None = Field(default=None)
     files_touched: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    # When each declared pattern joined the claims ({pattern: ISO time}); a pattern missing
+    # here counts from started_at. Block mode lets the older claim stand.
+    claimed_at: dict[str, str] | None = Field(default_factory=dict, sa_column=Column(JSON))
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime
