@@ -46,9 +46,9 @@ NEW_COLUMNS = {
     "projects": {"epoch", "previous_api_key_hash", "previous_key_expires_at", "key_revoked_at"},
     "messages": {"number"},
     "realtime_tokens": {"api_key_hash"},
+    "message_receipts": {"delivered_at"},  # 0004
+    "sessions": {"claimed_at"},  # 0005: when each claimed pattern joined a session's claims
 }
-# Added after 0.1.0, by table (0003: when each claimed pattern joined a session's claims).
-NEW_COLUMNS = {"projects": NEW_PROJECT_COLUMNS, "sessions": {"claimed_at"}}
 
 
 def snapshot(conn: Any) -> dict[str, list[tuple[Any, ...]]]:

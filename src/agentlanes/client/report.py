@@ -5,6 +5,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
 
 def capped(lines: Iterable[str], limit: int) -> Iterator[str]:
