@@ -137,10 +137,13 @@ class Settings(BaseSettings):
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             text = value.strip()
-            if text.startswith("["):
+            if text.startswith("["):  # a JSON array, unless it is "[::1],localhost"
                 import json
 
-                return json.loads(text)
+                try:
+                    return json.loads(text)
+                except ValueError:
+                    pass
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 

@@ -53,6 +53,20 @@ def test_default_hosts_follow_the_bound_address() -> None:
     assert effective_hosts(named) == ["lanes.example.com"]
 
 
+def test_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for text, hosts in (
+        ("lanes.example.com, localhost:8787", ["lanes.example.com", "localhost:8787"]),
+        ('["a.example", "[::1]"]', ["a.example", "[::1]"]),
+        ("[::1],localhost", ["[::1]", "localhost"]),
+        ("*", ["*"]),
+    ):
+        monkeypatch.setenv("AGENTLANES_ALLOWED_HOSTS", text)
+        monkeypatch.setenv("AGENTLANES_ALLOWED_ORIGINS", "https://tools.example.com")
+        settings = Settings(admin_token="")  # type: ignore[call-arg]
+        assert settings.allowed_hosts == hosts
+        assert settings.allowed_origins == ["https://tools.example.com"]
+
+
 def test_host_rule() -> None:
     rule = HostRule(["localhost", "127.0.0.1", "[::1]", "lanes.example.com:8443"])
     for ok in ("localhost", "localhost:8787", "LOCALHOST:1", "127.0.0.1:9", "[::1]:8787", "[::1]"):

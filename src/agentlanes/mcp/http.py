@@ -52,6 +52,14 @@ from agentlanes.settings import Settings
 
 log = logging.getLogger("agentlanes.mcp")
 PATH = "/mcp"
+# A session store that cannot answer (Redis away): redis-py's errors are ConnectionError
+# and TimeoutError of its own, both under RedisError; sockets raise OSError.
+try:
+    from redis.exceptions import RedisError
+
+    _STORE_ERRORS: tuple[type[BaseException], ...] = (RedisError, OSError)
+except ImportError:  # pragma: no cover - redis is a dependency
+    _STORE_ERRORS = (OSError,)
 
 
 async def _send_error(send: Send, status: int, code: str, message: str) -> None:
@@ -180,8 +188,6 @@ class McpEndpoint:
             await self.store.stop()
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from agentlanes.mcp.sessions import AgentRecord
-
         assert self.app is not None
         key = _header(scope, b"x-api-key")
         try:
@@ -201,6 +207,16 @@ class McpEndpoint:
             )
             return
         self._sweep_local()
+        try:
+            await self._serve(scope, receive, send, project.id)
+        except _STORE_ERRORS as exc:
+            # Redis away: the sessions cannot be read, so nothing is served until it is back.
+            log.warning("MCP session store unavailable: %s", exc)
+            await _send_jsonrpc_error(send, "MCP sessions unavailable (Redis): retry shortly", 503)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, project_id: int) -> None:
+        from agentlanes.mcp.sessions import AgentRecord
+
         method = scope.get("method", "")
         sid = _header(scope, b"mcp-session-id")
         if method == "GET":
@@ -211,7 +227,7 @@ class McpEndpoint:
             return
         if sid is not None:
             record = await self.store.load(sid)
-            if record is None or record.project_id != project.id:
+            if record is None or record.project_id != project_id:
                 await _send_jsonrpc_error(send, "Session not found", 404)
                 return
             if method == "DELETE":  # the client ends its session, on whichever process
@@ -234,7 +250,7 @@ class McpEndpoint:
             receive = _replay(body, receive)
             if _is_initialize(body):
                 minted = uuid.uuid4().hex
-                if not await self.store.create(minted, AgentRecord(project.id)):
+                if not await self.store.create(minted, AgentRecord(project_id)):
                     await _send_jsonrpc_error(send, "Too many open MCP sessions", 503)
                     return
 
@@ -251,7 +267,10 @@ class McpEndpoint:
                 # see the answer and send its next request, maybe to another process.
                 lanes = self.agents.get(sid)
                 if lanes is not None:
-                    await lanes.persist(project.id)
+                    try:
+                        await lanes.persist(project_id)
+                    except _STORE_ERRORS as exc:  # the answer has started: say it in the log
+                        log.warning("MCP session %s not saved: %s", sid[:8], exc)
             await send(message)
 
         await self.manager.handle_request(scope, receive, send_with_session)  # type: ignore[arg-type]
