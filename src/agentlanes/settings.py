@@ -112,6 +112,9 @@ class Settings(BaseSettings):
     max_paths: int = Field(ge=1)
     max_work_summary_chars: int = Field(ge=1)
     max_message_body_chars: int = Field(ge=1)
+    answer_max_conflicts: int = Field(ge=1, le=LIMITS.page_size)
+    answer_max_files: int = Field(ge=1, le=1000)
+    conflict_search_seconds: float = Field(gt=0, le=10)
 
     event_retention_count: int = Field(ge=1)
     event_retention_seconds: int = Field(ge=1)

@@ -96,9 +96,10 @@ def test_warn_mode_reports_both_kinds(api: Api) -> None:
     body = api.checkin(agent_name="bob", declared_files=["*.json"])
     assert [(c["agent_name"], c["certain"]) for c in body["conflicts"]] == [("alice", True)]
     body = api.checkin(agent_name="dave", declared_files=["src/**/*.json", "package.json/x"])
+    # Certain conflicts first (SPEC "One agent cannot hurt another"), then oldest first.
     assert [(c["agent_name"], c["certain"]) for c in body["conflicts"]] == [
-        ("alice", False),
         ("carol", True),
+        ("alice", False),
     ]
 
 

@@ -11,9 +11,18 @@ from datetime import datetime
 from typing import Any, Literal, TypedDict
 
 from litestar.openapi import ResponseSpec
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentlanes.api.schemas import ConflictOut
+
+# An answer that lists conflicts is bounded (SPEC "One agent cannot hurt another").
+BOUNDED = (
+    "At most answer_max_conflicts (100) conflicts, certain ones first, each with at most "
+    "answer_max_files (10) overlapping files; the rest at "
+    "GET /api/v1/sessions/{session_id}/conflicts"
+)
+TOTAL = "How many conflicts there are in all"
+TRUNCATED = "Some conflict or some overlapping file is left out of this answer"
 
 
 class SessionView(BaseModel):
@@ -42,7 +51,9 @@ class CheckinAnswer(BaseModel):
     heartbeat_ttl_seconds: int
     started_at: datetime
     expires_at: datetime
-    conflicts: list[ConflictOut]
+    conflicts: list[ConflictOut] = Field(description=BOUNDED)
+    conflicts_total: int = Field(description=TOTAL)
+    truncated: bool = Field(description=TRUNCATED)
 
 
 class HeartbeatAnswer(BaseModel):
@@ -54,7 +65,9 @@ class HeartbeatAnswer(BaseModel):
 
 class StatusAnswer(SessionView):
     status: Literal["active"]
-    conflicts: list[ConflictOut]
+    conflicts: list[ConflictOut] = Field(description=BOUNDED)
+    conflicts_total: int = Field(description=TOTAL)
+    truncated: bool = Field(description=TRUNCATED)
 
 
 class CheckoutAnswer(BaseModel):
@@ -72,12 +85,20 @@ class PresenceAnswer(BaseModel):
 
 class SessionConflictsAnswer(BaseModel):
     session_id: str
-    conflicts: list[ConflictOut]
-    conflicts_total: int
+    conflicts: list[ConflictOut] = Field(
+        description="This page: certain conflicts first, then oldest session first"
+    )
+    conflicts_total: int = Field(description=TOTAL)
+    truncated: bool = Field(description="Some conflict or overlapping file is not on this page")
+    next_cursor: str | None = Field(
+        description="Pass as ?cursor= for the next page (opaque); null on the last page"
+    )
 
 
 class ConflictsAnswer(BaseModel):
-    conflicts: list[ConflictOut]
+    conflicts: list[ConflictOut] = Field(description=BOUNDED)
+    conflicts_total: int = Field(description=TOTAL)
+    truncated: bool = Field(description=TRUNCATED)
 
 
 class ProjectView(BaseModel):

@@ -84,6 +84,15 @@ ERROR_SCHEMA: dict[str, Any] = {
             "items": {"type": "object"},
             "description": "The conflicts that refused a check-in or scope change (409 CONFLICT)",
         },
+        "conflicts_total": {
+            "type": "integer",
+            "description": "How many conflicts in all (409 CONFLICT; `conflicts` holds at most "
+            "answer_max_conflicts)",
+        },
+        "truncated": {
+            "type": "boolean",
+            "description": "Some conflict or overlapping file is left out (409 CONFLICT)",
+        },
         "outcome_status": {"type": "string", "description": "`blocked` on a refused check-in"},
         "status": {"type": "string", "description": "How the session ended (410)"},
         "session_id": {"type": "string"},

@@ -152,3 +152,7 @@ class ConflictOut(BaseModel):
     overlapping_area: bool
     certain: bool
     overlapping_files: list[OverlappingFileOut]
+    files_truncated: bool = Field(
+        default=False,
+        description="true when it has more overlapping files than answer_max_files (absent: false)",
+    )

@@ -22,6 +22,7 @@ from agentlanes.api.answers import (
 )
 from agentlanes.api.deps import Ctx, Proj, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
+from agentlanes.api.query import int_param, int_query, text_query
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -32,6 +33,7 @@ from agentlanes.errors import InvalidInput
 from agentlanes.services import presence as presence_service
 from agentlanes.services import sessions
 from agentlanes.services.context import ServiceContext
+from agentlanes.settings import LIMITS
 from agentlanes.store.models import Project
 
 
@@ -66,6 +68,13 @@ async def _body_token(request: Request[Any, Any, Any]) -> str | None:
     if "session_token" in body and not isinstance(token, str):
         raise InvalidInput("session_token", "must be a string")
     return token
+
+
+# Parsed by the service (our 400 naming it); documented as the range it takes.
+Cursor = text_query(1, 9, "Where the page starts: a next_cursor from the page before (opaque)")
+ConflictLimit = int_query(
+    1, LIMITS.page_size, "How many conflicts at most (default and cap: answer_max_conflicts)"
+)
 
 
 class SessionController(Controller):
@@ -180,13 +189,20 @@ class SessionController(Controller):
     @get(
         "/sessions/{session_id:str}/conflicts",
         opt=contract(410),
-        responses=answer(200, SessionConflictsAnswer, "The session's full current conflicts"),
-        summary="Full current conflicts of a session",
+        responses=answer(200, SessionConflictsAnswer, "A page of the session's conflicts"),
+        summary="Current conflicts of a session, a page at a time",
     )
     async def session_conflicts(
-        self, ctx: Ctx, project: Proj, session_id: FromPath[str]
+        self,
+        ctx: Ctx,
+        project: Proj,
+        session_id: FromPath[str],
+        cursor: Cursor = None,
+        limit: ConflictLimit = None,
     ) -> dict[str, Any]:
-        return await presence_service.session_conflicts(ctx, project, session_id)
+        return await presence_service.session_conflicts(
+            ctx, project, session_id, cursor=cursor, limit=int_param("limit", limit)
+        )
 
     @post(
         "/conflicts/check",

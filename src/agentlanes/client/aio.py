@@ -115,10 +115,12 @@ class AsyncClient(ClientBase):
         """What these paths / patterns / area collide with; the own session is left out."""
         return await self.run(calls.check_conflicts(paths, patterns, declared_area))
 
-    async def session_conflicts(self, session_id: str) -> m.SessionConflicts:
-        """The full current conflicts of a live session of the project (events carry at
-        most ``event_max_conflicts`` of them)."""
-        return await self.run(calls.session_conflicts(session_id))
+    async def session_conflicts(
+        self, session_id: str, cursor: str | None = None, limit: int | None = None
+    ) -> m.SessionConflicts:
+        """A page of the current conflicts of a live session of the project (answers and
+        events carry only the first ones): pass the page's ``next_cursor`` for the next."""
+        return await self.run(calls.session_conflicts(session_id, cursor, limit))
 
     async def project(self) -> m.ProjectInfo:
         """The project the API key opens (its conflict mode and heartbeat settings)."""

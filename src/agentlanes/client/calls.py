@@ -113,11 +113,14 @@ def check_conflicts(
     )
 
 
-def session_conflicts(session_id: str) -> Call[m.SessionConflicts]:
+def session_conflicts(
+    session_id: str, cursor: str | None = None, limit: int | None = None
+) -> Call[m.SessionConflicts]:
     return Call(
         "GET",
         f"{API}/sessions/{quote(session_id, safe='')}/conflicts",
         m.SessionConflicts.model_validate,
+        params=drop_unset(cursor=cursor, limit=limit),
     )
 
 

@@ -35,6 +35,8 @@ class Conflict(Model):
     overlapping_area: bool = False
     certain: bool = True  # the area overlaps or some file overlap is certain
     overlapping_files: list[OverlappingFile] = Field(default_factory=list)
+    # More overlapping files than the server's answer_max_files: some are left out.
+    files_truncated: bool = False
 
 
 class Session(Model):
@@ -61,6 +63,10 @@ class CheckinResult(Model):
     heartbeat_ttl_seconds: int
     expires_at: str
     conflicts: list[Conflict] = Field(default_factory=list)
+    # Answers are bounded: how many conflicts in all, and whether some are left out
+    # (the rest: session_conflicts). An older server sends neither.
+    conflicts_total: int | None = None
+    truncated: bool = False
 
 
 class HeartbeatResult(Model):
@@ -73,6 +79,8 @@ class HeartbeatResult(Model):
 class StatusResult(Session):
     status: str = "active"
     conflicts: list[Conflict] = Field(default_factory=list)
+    conflicts_total: int | None = None
+    truncated: bool = False
 
 
 class CheckoutResult(Model):
@@ -91,14 +99,19 @@ class Presence(Model):
 
 class ConflictCheck(Model):
     conflicts: list[Conflict] = Field(default_factory=list)
+    conflicts_total: int | None = None
+    truncated: bool = False
 
 
 class SessionConflicts(Model):
-    """The full current conflicts of one live session (events carry a capped list)."""
+    """A page of the current conflicts of one live session (answers and events carry
+    only the first ones); ``next_cursor`` asks for the next page, None on the last."""
 
     session_id: str
     conflicts: list[Conflict] = Field(default_factory=list)
     conflicts_total: int = 0
+    truncated: bool = False
+    next_cursor: str | None = None
 
 
 class ProjectInfo(Model):

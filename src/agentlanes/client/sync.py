@@ -119,10 +119,12 @@ class Client(ClientBase):
         """What these paths / patterns / area collide with; the own session is left out."""
         return self.run(calls.check_conflicts(paths, patterns, declared_area))
 
-    def session_conflicts(self, session_id: str) -> m.SessionConflicts:
-        """The full current conflicts of a live session of the project (events carry at
-        most ``event_max_conflicts`` of them)."""
-        return self.run(calls.session_conflicts(session_id))
+    def session_conflicts(
+        self, session_id: str, cursor: str | None = None, limit: int | None = None
+    ) -> m.SessionConflicts:
+        """A page of the current conflicts of a live session of the project (answers and
+        events carry only the first ones): pass the page's ``next_cursor`` for the next."""
+        return self.run(calls.session_conflicts(session_id, cursor, limit))
 
     def project(self) -> m.ProjectInfo:
         """The project the API key opens (its conflict mode and heartbeat settings)."""

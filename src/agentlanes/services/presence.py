@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
 
 from agentlanes import tokens
 from agentlanes.clock import utcnow
-from agentlanes.errors import SessionEnded, SessionNotFound
+from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
 from agentlanes.services import validation
 from agentlanes.services.claim_age import with_claim_times
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.session_auth import check_token
-from agentlanes.services.sessions import live_sessions
-from agentlanes.services.views import conflict_view, session_view
+from agentlanes.services.sessions import live_sessions, search
+from agentlanes.services.views import bounded_conflicts, session_view
+from agentlanes.settings import LIMITS
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
@@ -58,8 +60,9 @@ async def check_conflicts(
     token: str | None,
 ) -> dict[str, Any]:
     """What the given paths / patterns / area would collide with. Changes nothing."""
+    started = time.monotonic()
     norm_paths = validation.check_paths(paths, ctx.settings, "paths")
-    norm_patterns = validation.check_patterns(patterns, ctx.settings, "patterns")
+    norm_patterns = await validation.check_patterns_off_loop(patterns, ctx.settings, "patterns")
     area = validation.check_area(declared_area)
     assert project.id is not None
     own_id = None
@@ -73,21 +76,53 @@ async def check_conflicts(
                 raise SessionNotFound("no session with this token in this project")
             own_id = own.id
     current, live = await live_sessions(ctx, project.id, utcnow())
-    found = current.find(
+    found = await search(
+        ctx,
+        current,
         live,
+        "paths" if norm_paths and not norm_patterns else "patterns",
+        started=started,
         declared_area=area,
         patterns=norm_patterns,
         paths=norm_paths,
         exclude_session_id=own_id,
     )
-    return {"conflicts": with_claim_times([conflict_view(c) for c in found], current.sessions)}
+    answer = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
+    # Each overlapping file with when their pattern joined their claims: the guard and
+    # the git hook let the older claim stand too.
+    answer["conflicts"] = with_claim_times(answer["conflicts"], current.sessions)
+    return answer
+
+
+def _cursor(cursor: str | None) -> int:
+    """A page cursor: opaque to clients; here the position in the ordered list."""
+    if cursor is None:
+        return 0
+    text = cursor.strip()
+    if not text.isdigit() or len(text) > 9:
+        raise InvalidInput("cursor", "must be a next_cursor this endpoint gave")
+    return int(text)
 
 
 async def session_conflicts(
-    ctx: ServiceContext, project: Project, session_id: str
+    ctx: ServiceContext,
+    project: Project,
+    session_id: str,
+    *,
+    cursor: str | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """The full current conflicts of one live session of the project (the events carry at
-    most ``event_max_conflicts`` of them)."""
+    """The current conflicts of one live session of the project, a page at a time
+    (answers and events carry only the first ones): certain ones first, then oldest
+    session first; at most ``limit`` (1-500; default, and at most, ``answer_max_conflicts``) from
+    ``cursor``, each with at most ``answer_max_files`` overlapping files, and
+    ``next_cursor`` (null on the last page). The list is decided anew on each call: a
+    conflict that starts or ends between two pages can shift the rest by one."""
+    most = ctx.settings.answer_max_conflicts
+    if limit is not None and not 1 <= limit <= LIMITS.page_size:
+        raise InvalidInput("limit", f"must be 1-{LIMITS.page_size}")
+    limit = most if limit is None else min(limit, most)
+    start = _cursor(cursor)
     assert project.id is not None
     now = utcnow()
     async with ctx.db.read() as db:
@@ -100,12 +135,18 @@ async def session_conflicts(
     mine = next((s for s in live if s.id == session.id), None)
     if mine is None:
         raise SessionEnded(session.id, "timed_out")
-    found = current.find(
+    found = await search(
+        ctx,
+        current,
         live,
+        "session_id",
         declared_area=mine.declared_area,
         patterns=mine.declared_files,
         exclude_session_id=session.id,
         exclude_agent_name=session.agent_name,
     )
-    conflicts = [conflict_view(c) for c in found]
-    return {"session_id": session.id, "conflicts": conflicts, "conflicts_total": len(conflicts)}
+    page = bounded_conflicts(found, limit, start=start)
+    following = start + limit
+    page["truncated"] = start > 0 or page["truncated"]
+    page["next_cursor"] = str(following) if following < len(found) else None
+    return {"session_id": session.id, **page}

@@ -14,6 +14,7 @@ Heartbeats are not events; their times come from ``services/liveness/`` at read 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import anyio.to_thread
 import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -139,6 +141,11 @@ class LiveProject:
         self.verified_at = 0.0
         self.sessions: dict[str, LiveSession] = {}
         self.detector = ConflictDetector()
+        # While a search runs in a worker thread, changes to the detector's index wait
+        # here (in order) and are made when it ends: the thread never reads an index
+        # that changes under it. Searches of one project take turns.
+        self._deferred: list[tuple[bool, Any]] | None = None
+        self._search_lock = asyncio.Lock()
         for session in sessions:
             self._put(session)
 
@@ -146,11 +153,19 @@ class LiveProject:
         old = self.sessions.get(session.id)
         self.sessions[session.id] = session
         if old is None or old.scope() != session.scope():
-            self.detector.add(session.scope())
+            self._index(True, session.scope())
 
     def _drop(self, session_id: str) -> None:
         if self.sessions.pop(session_id, None) is not None:
-            self.detector.remove(session_id)
+            self._index(False, session_id)
+
+    def _index(self, add: bool, what: Any) -> None:
+        if self._deferred is not None:
+            self._deferred.append((add, what))
+        elif add:
+            self.detector.add(what)
+        else:
+            self.detector.remove(what)
 
     def apply(self, event: dict[str, Any]) -> bool:
         """Apply the next event; False (nothing done) unless it is the next offset."""
@@ -208,9 +223,12 @@ class LiveProject:
         paths: Sequence[str] = (),
         exclude_session_id: str | None = None,
         exclude_agent_name: str | None = None,
+        deadline: float | None = None,
+        max_files: int | None = None,
     ) -> list[Conflict]:
         """Conflicts with the ``live`` sessions (oldest first): the detector's index holds
-        every session not ended, so overdue ones are filtered out of its answer."""
+        every session not ended, so overdue ones are filtered out of its answer. On the
+        calling thread: see :meth:`search` for the event loop."""
         alive = {s.id for s in live} if len(live) != len(self.sessions) else None
         return [
             c
@@ -219,10 +237,49 @@ class LiveProject:
                 patterns=patterns,
                 paths=paths,
                 exclude_session_id=exclude_session_id,
+                deadline=deadline,
+                max_files=max_files,
             )
             if (alive is None or c.session_id in alive)
             and (exclude_agent_name is None or c.agent_name != exclude_agent_name)
         ]
+
+    async def search(
+        self,
+        live: Sequence[LiveSession],
+        *,
+        deadline: float,
+        max_files: int,
+        declared_area: str | None = None,
+        patterns: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        exclude_session_id: str | None = None,
+        exclude_agent_name: str | None = None,
+    ) -> list[Conflict]:
+        """:meth:`find` in a worker thread, so that a long search (long patterns against
+        many) never holds the event loop: other projects' requests go on meanwhile.
+        ``deadline`` (``time.monotonic()``) bounds it (``SearchTooLong``)."""
+        if not live or not (patterns or paths or declared_area):
+            return []
+        async with self._search_lock:
+            self._deferred = []
+            try:
+                return await anyio.to_thread.run_sync(
+                    lambda: self.find(
+                        live,
+                        declared_area=declared_area,
+                        patterns=patterns,
+                        paths=paths,
+                        exclude_session_id=exclude_session_id,
+                        exclude_agent_name=exclude_agent_name,
+                        deadline=deadline,
+                        max_files=max_files,
+                    )
+                )
+            finally:
+                deferred, self._deferred = self._deferred, None
+                for add, what in deferred:
+                    self._index(add, what)
 
 
 class Projections:

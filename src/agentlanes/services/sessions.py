@@ -9,6 +9,7 @@ from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
+from agentlanes.domain.conflicts import Conflict, SearchTooLong
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
 from agentlanes.services import names, validation
 from agentlanes.services.claim_age import claim_times, earlier_claims
@@ -16,7 +17,12 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
 from agentlanes.services.projection import LiveProject, LiveSession
 from agentlanes.services.session_auth import active_session, check_token
-from agentlanes.services.views import conflict_event, conflict_view, session_view
+from agentlanes.services.views import (
+    bounded_conflicts,
+    conflict_event,
+    conflict_view,
+    session_view,
+)
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
@@ -52,7 +58,10 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     """Start a session; report (or, in block mode, refuse on) overlaps with live sessions."""
     name = validation.check_agent_name(data.agent_name)
     area = validation.check_area(data.declared_area)
-    files = validation.check_patterns(data.declared_files, ctx.settings, "declared_files")
+    started = time.monotonic()
+    files = await validation.check_patterns_off_loop(
+        data.declared_files, ctx.settings, "declared_files"
+    )
     meta = validation.check_meta(data.meta)
     assert project.id is not None
 
@@ -64,10 +73,19 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         if name is None:
             name = names.generated_agent_name({s.agent_name for s in live})
         previous = [s.id for s in live if s.agent_name == name]
-        conflicts = [
-            conflict_view(c)
-            for c in current.find(live, declared_area=area, patterns=files, exclude_agent_name=name)
-        ]
+        found = await search(
+            ctx,
+            current,
+            live,
+            "declared_files",
+            started=started,
+            declared_area=area,
+            patterns=files,
+            exclude_agent_name=name,
+        )
+        bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
+        conflicts = bounded["conflicts"]
+        certain = sum(c.certain for c in found)
         session = AgentSession(
             id=new_session_id(),
             project_id=project.id,
@@ -83,7 +101,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         )
         # Block mode refuses on certain overlaps and shared areas only (SPEC);
         # overlaps that hold only if a path is a directory are reported, never block.
-        blocked = project.conflict_mode == "block" and any(c["certain"] for c in conflicts)
+        blocked = project.conflict_mode == "block" and certain > 0
         if blocked:
             session.status = "blocked"
             session.outcome_status = "blocked"
@@ -100,7 +118,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
                     )
             tx.db.add(session)
             view = session_view(session)
-            await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(conflicts)})
+            await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(found)})
         if conflicts:
             await tx.emit(
                 "agent.conflict",
@@ -112,6 +130,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
                     blocked=blocked,
                     conflicts=conflicts,
                     max_conflicts=ctx.settings.event_max_conflicts,
+                    total=len(found),
                 ),
             )
 
@@ -121,11 +140,11 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         ctx.remember_token(project.id, session.token_hash, session.id)
     if blocked:
         raise StateConflict(
-            f"check-in refused: {sum(c['certain'] for c in conflicts)} live session(s) "
+            f"check-in refused: {certain} live session(s) "
             "overlap for certain (project is in block mode)",
             outcome_status="blocked",
             session_id=session.id,
-            conflicts=conflicts,
+            **bounded,
         )
     return {
         "session_id": session.id,
@@ -139,8 +158,39 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         "heartbeat_ttl_seconds": project.heartbeat_ttl_seconds,
         "started_at": iso(session.started_at),
         "expires_at": iso(session.expires_at),
-        "conflicts": conflicts,
+        **bounded,
     }
+
+
+async def search(
+    ctx: ServiceContext,
+    current: LiveProject,
+    live: list[LiveSession],
+    field: str,
+    *,
+    started: float | None = None,
+    **scope: Any,
+) -> list[Conflict]:
+    """The conflicts of a scope with the live sessions, found in a worker thread by
+    ``conflict_search_seconds`` after ``started`` (the request's start, so checking its
+    patterns counts too; default now), each with at most ``answer_max_files``
+    overlapping files; past that, a 400 naming ``field``: the work one request may
+    cause is bounded, and nobody else waits for it (SPEC "One agent cannot hurt
+    another")."""
+    budget = ctx.settings.conflict_search_seconds
+    try:
+        return await current.search(
+            live,
+            deadline=(time.monotonic() if started is None else started) + budget,
+            max_files=ctx.settings.answer_max_files,
+            **scope,
+        )
+    except SearchTooLong:
+        raise InvalidInput(
+            field,
+            f"deciding these against the {len(live)} live session(s) takes longer than "
+            f"conflict_search_seconds ({budget:g} s): send fewer or narrower patterns",
+        ) from None
 
 
 async def live_sessions(
@@ -246,8 +296,11 @@ async def update_status(
     """Change a session's scope or status text; counts as a heartbeat."""
     token = check_token(token)
     area = validation.check_area(data.declared_area) if "declared_area" in data.sent else None
+    started = time.monotonic()
     files = (
-        validation.check_patterns(data.declared_files, ctx.settings, "declared_files")
+        await validation.check_patterns_off_loop(
+            data.declared_files, ctx.settings, "declared_files"
+        )
         if "declared_files" in data.sent
         else None
     )
@@ -264,15 +317,18 @@ async def update_status(
             new_files = files if files is not None else list(session.declared_files or [])
             current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
-            conflicts = [
-                conflict_view(c)
-                for c in current.find(
-                    live,
-                    declared_area=new_area,
-                    patterns=new_files,
-                    exclude_session_id=session.id,
-                )
-            ]
+            found = await search(
+                ctx,
+                current,
+                live,
+                "declared_files",
+                started=started,
+                declared_area=new_area,
+                patterns=new_files,
+                exclude_session_id=session.id,
+            )
+            bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
+            conflicts = bounded["conflicts"]
             scope_changed = (new_area, new_files) != (
                 session.declared_area,
                 list(session.declared_files or []),
@@ -285,7 +341,7 @@ async def update_status(
             me = current.sessions.get(session.id)
             refused = len(
                 earlier_claims(
-                    conflicts,
+                    [conflict_view(c) for c in found if c.certain],
                     current.sessions,
                     lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
                     now if new_area != session.declared_area or me is None else me.started_at,
@@ -297,7 +353,7 @@ async def update_status(
                     "(project is in block mode); the old scope stays",
                     outcome_status="blocked",
                     session_id=session.id,
-                    conflicts=conflicts,
+                    **bounded,
                 )
             session.declared_area = new_area
             session.declared_files = new_files
@@ -308,7 +364,7 @@ async def update_status(
             session.expires_at = now + _ttl(project)
             tx.db.add(session)
             view = session_view(session)
-            await tx.emit("agent.status", {"session": view, "conflicts_total": len(conflicts)})
+            await tx.emit("agent.status", {"session": view, "conflicts_total": len(found)})
             if conflicts and scope_changed:
                 await tx.emit(
                     "agent.conflict",
@@ -320,11 +376,12 @@ async def update_status(
                         blocked=False,
                         conflicts=conflicts,
                         max_conflicts=ctx.settings.event_max_conflicts,
+                        total=len(found),
                     ),
                 )
     if expired:
         await _ensure_alive(ctx, project, session)
-    return {**view, "status": "active", "conflicts": conflicts}
+    return {**view, "status": "active", **bounded}
 
 
 async def checkout(

@@ -10,6 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import anyio.to_thread
+
 from agentlanes.domain import (
     PatternError,
     PatternLimits,
@@ -70,6 +72,23 @@ def check_patterns(values: Sequence[str] | None, settings: Settings, field: str)
         if norm not in out:
             out.append(norm)
     return out
+
+
+# Patterns with more characters than this in all are checked in a worker thread: compiling
+# 256 one-kilobyte patterns takes the better part of a second, which the event loop (every
+# other project's requests) must not wait for.
+PATTERNS_OFF_LOOP_CHARS = 8192
+
+
+async def check_patterns_off_loop(
+    values: Sequence[str] | None, settings: Settings, field: str
+) -> list[str]:
+    """:func:`check_patterns`, in a worker thread when the patterns are long."""
+    if values is None or len(values) > settings.max_patterns:
+        return check_patterns(values, settings, field)
+    if sum(len(v) for v in values if isinstance(v, str)) <= PATTERNS_OFF_LOOP_CHARS:
+        return check_patterns(values, settings, field)
+    return await anyio.to_thread.run_sync(check_patterns, values, settings, field)
 
 
 def check_paths(

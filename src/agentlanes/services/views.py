@@ -32,13 +32,37 @@ def session_view(s: AgentSession | LiveSession) -> dict[str, Any]:
 
 
 def conflict_view(c: Conflict) -> dict[str, Any]:
-    return {
+    view = {
         "session_id": c.session_id,
         "agent_name": c.agent_name,
         "declared_area": c.declared_area,
         "overlapping_area": c.overlapping_area,
         "certain": c.certain,
         "overlapping_files": [f._asdict() for f in c.overlapping_files],
+    }
+    if c.files_truncated:
+        view["files_truncated"] = True
+    return view
+
+
+def certain_first(found: Sequence[Conflict]) -> list[Conflict]:
+    """Certain conflicts first, each group in the order found (oldest session first)."""
+    return sorted(found, key=lambda c: not c.certain)
+
+
+def bounded_conflicts(
+    found: Sequence[Conflict], max_conflicts: int, *, start: int = 0
+) -> dict[str, Any]:
+    """An answer's conflict fields (SPEC "One agent cannot hurt another"): at most
+    ``max_conflicts`` of ``found`` from ``start``, certain ones first (each already cut to
+    the detector's ``max_files``), ``conflicts_total``, and ``truncated`` when some
+    conflict or some overlapping file is left out."""
+    ordered = certain_first(found)
+    shown = ordered[start : start + max_conflicts]
+    return {
+        "conflicts": [conflict_view(c) for c in shown],
+        "conflicts_total": len(found),
+        "truncated": len(shown) < len(found) or any(c.files_truncated for c in shown),
     }
 
 
@@ -55,11 +79,13 @@ def conflict_event(
     blocked: bool,
     conflicts: Sequence[dict[str, Any]],
     max_conflicts: int,
+    total: int | None = None,
 ) -> dict[str, Any]:
     """The data of an ``agent.conflict`` event: the first ``max_conflicts`` conflicts with
     at most 3 overlapping files each, and as many of those as fit the event's size limit
     (long patterns could make 20 of them big); the full list is on the session's
-    conflicts endpoint."""
+    conflicts endpoint. ``total``: how many conflicts there are when ``conflicts`` is
+    already a bounded answer's list."""
     shown = [
         {**c, "overlapping_files": c["overlapping_files"][:EVENT_FILES_PER_CONFLICT]}
         for c in conflicts[:max_conflicts]
@@ -71,16 +97,20 @@ def conflict_event(
         "declared_files": list(declared_files),
         "blocked": blocked,
         "conflicts": shown,
-        "conflicts_total": len(conflicts),
+        "conflicts_total": len(conflicts) if total is None else total,
         "truncated": False,
     }
     # Room for the envelope (offset, type, ts) around the data.
     budget = LIMITS.event_bytes - 256
     while shown and len(msgspec.json.encode(data)) > budget:
         shown.pop()
-    data["truncated"] = len(shown) < len(conflicts) or any(
-        len(s["overlapping_files"]) < len(c["overlapping_files"])
-        for s, c in zip(shown, conflicts, strict=False)
+    data["truncated"] = (
+        len(shown) < data["conflicts_total"]
+        or any(
+            len(s["overlapping_files"]) < len(c["overlapping_files"])
+            for s, c in zip(shown, conflicts, strict=False)
+        )
+        or any(s.get("files_truncated") for s in shown)
     )
     return data
 

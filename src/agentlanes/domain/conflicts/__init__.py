@@ -5,7 +5,7 @@
 :class:`ConflictDetector` that keeps one project's live scopes and answers."""
 
 from .detector import KEEP_ANSWERS_FROM, KEEP_PER_PATTERN, ConflictDetector
-from .model import Conflict, FileOverlap, Scope
+from .model import Conflict, FileOverlap, Scope, SearchTooLong
 
 __all__ = [
     "KEEP_ANSWERS_FROM",
@@ -14,4 +14,5 @@ __all__ = [
     "ConflictDetector",
     "FileOverlap",
     "Scope",
+    "SearchTooLong",
 ]

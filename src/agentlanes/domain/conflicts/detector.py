@@ -27,7 +27,9 @@ its example that must be a directory.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import filterfalse, islice
 from operator import itemgetter
+from time import monotonic
 
 from agentlanes.domain.globs.compiler import (
     compile_pattern,
@@ -37,7 +39,7 @@ from agentlanes.domain.globs.compiler import (
 )
 from agentlanes.domain.globs.overlap import certain_example, needs_directory, overlap
 
-from .model import Conflict, FileOverlap, Scope
+from .model import Conflict, FileOverlap, Scope, SearchTooLong
 from .trie import PatternTrie
 
 # A pattern overlapping at least this many distinct live patterns has its
@@ -137,7 +139,7 @@ class ConflictDetector:
                 for kept in self._kept.values():
                     kept.pop(pattern, None)
 
-    def _answer(self, pattern: str) -> dict[str, tuple[FileOverlap]]:
+    def _answer(self, pattern: str, deadline: float | None = None) -> dict[str, tuple[FileOverlap]]:
         """{their pattern: (overlap,)} for every live pattern overlapping ``pattern``;
         the caller may change the dict it gets.
 
@@ -150,7 +152,10 @@ class ConflictDetector:
         """
         kept = self._kept.pop(pattern, None)
         if kept is None:
-            these = _graded(pattern, self._trie.overlaps_of(compile_pattern(pattern)))
+            cp = compile_pattern(pattern)
+            trie = self._trie
+            found = trie.overlaps_of(cp) if deadline is None else trie.overlaps_of(cp, deadline)
+            these = _graded(pattern, found)
             budget = self._keep_per_pattern * len(self._ids)
             if not self._keep_from <= len(these) <= budget:
                 return these
@@ -168,8 +173,16 @@ class ConflictDetector:
         patterns: Sequence[str] = (),
         paths: Sequence[str] = (),
         exclude_session_id: str | None = None,
+        deadline: float | None = None,
+        max_files: int | None = None,
     ) -> list[Conflict]:
         """One Conflict per other live scope that overlaps, oldest first.
+
+        ``deadline`` (``time.monotonic()``): :class:`SearchTooLong` once it has passed
+        (checked between decisions, so a search of long patterns against many is cut
+        off, not left to run). ``max_files``: each conflict keeps at most that many
+        overlaps, certain ones first, and says when it had more (``files_truncated``);
+        an answer against hundreds of sessions then holds a few of each, not all.
 
         A scope overlaps when it has the same non-empty work area
         (case-sensitive) and/or one of its patterns shares a path with one of
@@ -191,7 +204,7 @@ class ConflictDetector:
         hits: dict[str, tuple[FileOverlap, ...]] = {}
         mine = [p for p in dict.fromkeys(patterns) if _usable(p)]
         for pattern in mine:
-            these = self._answer(pattern)
+            these = self._answer(pattern, deadline)
             # Merge the smaller into the larger; earlier patterns' overlaps first.
             if len(hits) <= len(these):
                 for theirs, earlier in hits.items():
@@ -205,7 +218,7 @@ class ConflictDetector:
         staged = list(dict.fromkeys(paths))
         if staged and self._holders:
             order = {p: k for k, p in enumerate(staged)}
-            for theirs, claimed in self._trie.claims_of(staged).items():
+            for theirs, claimed in self._trie.claims_of(staged, deadline).items():
                 ranked = sorted(claimed, key=order.get)
                 # A staged path is a file that exists, so its parents are
                 # directories: every claim on it is certain (docs/patterns.md).
@@ -233,13 +246,66 @@ class ConflictDetector:
         overlaps_of = by_id.__getitem__
         conflicts: list[Conflict] = []
         add = conflicts.append
+        if max_files is not None:
+            return self._bounded_rows(
+                rows, by_id, area_sids, exclude_session_id, deadline, max_files
+            )
         for sid, name, area, pids in rows:
             # A few short tuples each: summing them beats chaining (measured).
             files = sum(map(overlaps_of, pids), ())
             if (files or sid in area_sids) and sid != exclude_session_id:
                 same_area = sid in area_sids
                 sure = same_area or any(map(_is_certain, files))
-                add(_new(Conflict, (sid, name, area, same_area, files, sure)))
+                add(_new(Conflict, (sid, name, area, same_area, files, sure, False)))
+        return conflicts
+
+    @staticmethod
+    def _bounded_rows(
+        rows: Iterable[_Row],
+        by_id: list[tuple[FileOverlap, ...]],
+        area_sids: dict[str, None],
+        exclude_session_id: str | None,
+        deadline: float | None,
+        max_files: int,
+    ) -> list[Conflict]:
+        """The conflicts of ``rows``, each with at most ``max_files`` overlaps (certain
+        ones first): the work per session follows its own patterns and ``max_files``,
+        never the product of its patterns and mine."""
+        # Per live pattern: whether some overlap with it is certain.
+        sure_of = [any(map(_is_certain, t)) for t in by_id]
+        conflicts: list[Conflict] = []
+        for n, (sid, name, area, pids) in enumerate(rows):
+            if deadline is not None and not n % 64 and monotonic() > deadline:
+                raise SearchTooLong(n)
+            if sid == exclude_session_id:
+                continue
+            same_area = sid in area_sids
+            hit = [pid for pid in pids if by_id[pid]]
+            if not hit and not same_area:
+                continue
+            certain_ids = [pid for pid in hit if sure_of[pid]]
+            sure = same_area or bool(certain_ids)
+            if sum([len(by_id[pid]) for pid in hit]) <= max_files:  # all of them, in order
+                files_all = sum([by_id[pid] for pid in hit], ())
+                conflicts.append(
+                    _new(Conflict, (sid, name, area, same_area, files_all, sure, False))
+                )
+                continue
+            # Too many: certain ones first.
+            files: list[FileOverlap] = []
+            room = max_files + 1  # one more than shown: then there were more
+            for pid in certain_ids:
+                files.extend(islice(filter(_is_certain, by_id[pid]), room - len(files)))
+                if len(files) >= room:
+                    break
+            if len(files) < room:
+                for pid in hit:
+                    files.extend(islice(filterfalse(_is_certain, by_id[pid]), room - len(files)))
+                    if len(files) >= room:
+                        break
+            more = len(files) > max_files
+            shown = tuple(files[:max_files])
+            conflicts.append(_new(Conflict, (sid, name, area, same_area, shown, sure, more)))
         return conflicts
 
 

@@ -55,7 +55,9 @@ class Conflict(NamedTuple):
     """Another live session that my scope collides with, and why.
 
     ``certain``: the work areas are the same or some file overlap is certain
-    (what ``block`` mode refuses on).
+    (what ``block`` mode refuses on). ``files_truncated``: the detector was asked for at
+    most so many files per conflict and there were more (``certain`` still counts them
+    all).
     """
 
     session_id: str
@@ -64,3 +66,12 @@ class Conflict(NamedTuple):
     overlapping_area: bool
     overlapping_files: tuple[FileOverlap, ...]
     certain: bool
+    files_truncated: bool = False
+
+
+class SearchTooLong(Exception):
+    """A conflict search passed its deadline (the caller's budget of server time)."""
+
+    def __init__(self, decided: int) -> None:
+        self.decided = decided
+        super().__init__(f"conflict search passed its deadline after {decided} decisions")

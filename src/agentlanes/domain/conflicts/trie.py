@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from time import monotonic
 
 from agentlanes.domain.globs.automaton import GLOBSTAR
 from agentlanes.domain.globs.compiler import CompiledPattern, Rest, compile_pattern, shared_rest
 from agentlanes.domain.globs.segments import ANY_SEGMENT
+
+from .model import SearchTooLong
 
 
 class _Group:
@@ -146,9 +149,14 @@ class PatternTrie:
                         break
                     del path[depth - 1].children[entry.prefix[depth - 1]]
 
-    def overlaps_of(self, cp: CompiledPattern) -> dict[str, str]:
+    def overlaps_of(self, cp: CompiledPattern, deadline: float | None = None) -> dict[str, str]:
         """Every live pattern sharing a path with ``cp`` under the wide reading (``cp``
-        is compiled so): {pattern: example} (see :func:`_record` for ``later``)."""
+        is compiled so): {pattern: example} (see :func:`_record` for ``later``).
+
+        ``deadline`` (``time.monotonic()``): :class:`SearchTooLong` once it has passed,
+        checked before each decision that is not memoised (long patterns make each one
+        cost milliseconds)."""
+        decided = 0
         found: dict[str, str] = {}
         later: dict[str, int] = {}
         # (mask, below the root) -> {rest key: example suffix, or None if disjoint}
@@ -177,6 +185,9 @@ class PatternTrie:
                         continue  # listed from the flat table
                     suffix = suffixes.get(key, _DIRTY)
                     if suffix is _DIRTY:
+                        if deadline is not None and monotonic() > deadline:
+                            raise SearchTooLong(decided)
+                        decided += 1
                         words = cp.rest_words(mask, nonempty, group.rest)
                         suffix = suffixes[key] = None if words is None else "/".join(words)
                     if suffix is None:
@@ -244,8 +255,11 @@ class PatternTrie:
         memo[sticky] = tails
         return tails
 
-    def claims_of(self, paths: list[str]) -> dict[str, dict[str, None]]:
-        """Every live pattern claiming one of ``paths``: {pattern: {path: None}}."""
+    def claims_of(
+        self, paths: list[str], deadline: float | None = None
+    ) -> dict[str, dict[str, None]]:
+        """Every live pattern claiming one of ``paths``: {pattern: {path: None}};
+        :class:`SearchTooLong` once ``deadline`` has passed (checked per node)."""
         keyed = sorted((tuple(p.split("/")), p) for p in paths)
         segs = [k for k, _ in keyed]
         names = [p for _, p in keyed]
@@ -260,6 +274,8 @@ class PatternTrie:
         stack = [(self.root, 0, len(keyed))]
         while stack:
             node, lo, hi = stack.pop()
+            if deadline is not None and monotonic() > deadline:
+                raise SearchTooLong(len(found))
             depth = node.depth
             for key, group in node.groups.items():
                 if key == "**":  # a literal path: claims itself and all below

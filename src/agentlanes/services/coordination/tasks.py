@@ -127,7 +127,7 @@ async def _check_input(
     priority = PRIORITY_DEFAULT if data.priority is None else data.priority
     if not PRIORITY_MIN <= priority <= PRIORITY_MAX:
         raise InvalidInput("priority", f"must be {PRIORITY_MIN}-{PRIORITY_MAX} (0 = most urgent)")
-    paths = validation.check_patterns(data.paths, ctx.settings, "paths")
+    paths = await validation.check_patterns_off_loop(data.paths, ctx.settings, "paths")
     deps = list(dict.fromkeys(data.depends_on or []))
     if len(deps) > LIMITS.task_dependencies:
         raise InvalidInput("depends_on", f"at most {LIMITS.task_dependencies} dependencies")
