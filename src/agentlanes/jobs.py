@@ -22,7 +22,7 @@ from sqlmodel import col
 
 from agentlanes.clock import utcnow
 from agentlanes.server import gc_tuning
-from agentlanes.services import lifecycle
+from agentlanes.services import lifecycle, project_watch
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination import consensus, leases
 from agentlanes.settings import Settings
@@ -104,6 +104,12 @@ JOBS: tuple[Job, ...] = (
         catch_up,
         lambda s: s.hub_catch_up_seconds,
         "caught up %d project(s) whose notifications were lost",
+    ),
+    Job(
+        "project watch",
+        project_watch.check,
+        lambda s: s.project_watch_seconds,
+        "applied changes to %d project(s) made elsewhere",
     ),
     Job(
         "garbage collection",

@@ -124,6 +124,8 @@ class Settings(BaseSettings):
     subscriber_queue_size: int = Field(ge=1)
     hub_catch_up_seconds: float = Field(gt=0)
     gc_collect_seconds: float = Field(gt=0)
+    project_watch_seconds: float = Field(gt=0, le=1)
+    max_sockets_per_project: int = Field(ge=1)
     job_shutdown_grace_seconds: float = Field(ge=0, le=60)
 
     lease_default_seconds: int = Field(ge=1)

@@ -78,6 +78,12 @@ def _on_http(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     extra: dict[str, Any] = {"field": "body"} if status in (400, 413, 415) else {}
     # Litestar's routing puts the methods a path allows in the exception (`Allow`, RFC 9110).
     headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() == "allow"}
+    if status == 429:
+        # The limiter's headers, and Retry-After: the seconds until the window resets.
+        limits = {k: v for k, v in (exc.headers or {}).items() if k.lower().startswith("ratelimit")}
+        headers.update(limits)
+        reset = next((v for k, v in limits.items() if k.lower() == "ratelimit-reset"), None)
+        headers["Retry-After"] = str(max(1, int(reset))) if reset and reset.isdigit() else "60"
     return error_response(status, code, message, headers=headers or None, **extra)
 
 

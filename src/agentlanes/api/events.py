@@ -8,13 +8,16 @@ from typing import Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 
+from agentlanes import tokens
 from agentlanes.api.answers import EventLog, RealtimeToken, answer
-from agentlanes.api.deps import Ctx, Proj, api_key_guard
+from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard
 from agentlanes.api.query import MAX_INT, int_param, int_query, text_query
 from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
+from agentlanes.clock import utcnow
 from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
 from agentlanes.services import realtime
 from agentlanes.services.context import ServiceContext
+from agentlanes.services.open_sockets import CLOSE_TOO_MANY, key_state
 from agentlanes.services.projects import project_for_key
 from agentlanes.settings import LIMITS
 from agentlanes.store.availability import database_unavailable
@@ -42,8 +45,8 @@ class EventController(Controller):
         responses=answer(201, RealtimeToken, "The token (reusable until expires_at)"),
         summary="A 60 s token for the browser's socket",
     )
-    async def token(self, ctx: Ctx, project: Proj) -> dict[str, Any]:
-        return await realtime.issue_token(ctx, project)
+    async def token(self, ctx: Ctx, project: Proj, request: Req) -> dict[str, Any]:
+        return await realtime.issue_token(ctx, project, request.headers.get("x-api-key"))
 
     @get(
         "/events/log",
@@ -68,24 +71,30 @@ class EventController(Controller):
         )
 
 
-async def _authenticate(ctx: ServiceContext, socket: WebSocket[Any, Any, Any]) -> Project:
+async def _authenticate(
+    ctx: ServiceContext, socket: WebSocket[Any, Any, Any]
+) -> tuple[Project, str | None]:
+    """The project, and the hash of the API key behind the credential (the socket closes
+    when that key stops working)."""
     token = socket.query_params.get("token")
     key = socket.headers.get("x-api-key")
     if token and key:
         return await _one_project_for_both(ctx, key, token)
     if token:
         return await realtime.project_for_realtime_token(ctx, token)
-    return await project_for_key(ctx, key)
+    return await project_for_key(ctx, key), tokens.hash_secret(key or "")
 
 
-async def _one_project_for_both(ctx: ServiceContext, key: str, token: str) -> Project:
+async def _one_project_for_both(
+    ctx: ServiceContext, key: str, token: str
+) -> tuple[Project, str | None]:
     """A key in the header and a browser token in ``?token=``: both must be valid and
     name the same project; a socket never gets one project's events on another's key."""
     by_key = await project_for_key(ctx, key)
-    by_token = await realtime.project_for_realtime_token(ctx, token)
+    by_token, _ = await realtime.project_for_realtime_token(ctx, token)
     if by_key.id != by_token.id:
         raise Unauthorized("X-API-Key and ?token= belong to different projects: send one")
-    return by_key
+    return by_key, tokens.hash_secret(key)
 
 
 async def _refuse_on_outage(socket: WebSocket[Any, Any, Any], exc: Exception) -> None:
@@ -106,7 +115,7 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
     ctx: ServiceContext = socket.app.state.ctx
     await socket.accept()
     try:
-        project = await _authenticate(ctx, socket)
+        project, key_hash = await _authenticate(ctx, socket)
         since = int_param("since", socket.query_params.get("since"))
         if since is not None and since < 0:
             raise InvalidInput("since", "must be a non-negative offset")
@@ -123,4 +132,21 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
         await _refuse_on_outage(socket, exc)
         return
 
-    await EventStream(ctx, socket, project).run(since, epoch)
+    stream = EventStream(ctx, socket, project)
+    stream.key_hash = key_hash
+    limit = ctx.settings.max_sockets_per_project
+    if not ctx.sockets.add(stream, limit):
+        # SPEC: open sockets are counted per project; over the cap the next one is refused.
+        reason = f"too many open sockets for this project (max_sockets_per_project = {limit})"
+        with contextlib.suppress(Exception):
+            await socket.send_json(
+                {"type": "error", "error": {"code": "TOO_MANY_SOCKETS", "message": reason}}
+            )
+            await socket.close(code=CLOSE_TOO_MANY, reason=reason[:120])
+        return
+    # A replaced key in its grace: the socket closes when the grace ends.
+    ctx.sockets.close_at(stream, key_state(project, key_hash, utcnow()).until)
+    try:
+        await stream.run(since, epoch)
+    finally:
+        ctx.sockets.remove(stream)

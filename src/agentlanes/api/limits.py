@@ -1,4 +1,10 @@
-"""Request rate limit (Litestar's RateLimitMiddleware), keyed by API key.
+"""Request rate limit (Litestar's RateLimitMiddleware), counted per project.
+
+A request is counted against the project its ``X-API-Key`` opens; a request whose key
+opens nothing (unknown, revoked, a random key per request), or that sends none (the
+admin API, the dashboard), is counted against its client address. So neither a key per
+request nor guessing the admin token escapes the limit (SPEC, "One agent cannot hurt
+another"). Over it: 429 RATE_LIMITED with ``Retry-After``.
 
 One process keeps the counts in memory. With ``redis_url`` set they live in Redis, so
 N processes share one limit instead of allowing N times it; there each request is
@@ -32,17 +38,36 @@ from litestar.types import Receive, Scope, Send
 from redis.asyncio import ConnectionPool, Redis
 from redis.exceptions import RedisError
 
+from agentlanes.errors import AgentlanesError
+from agentlanes.services.projects import project_for_key
 from agentlanes.settings import Settings
-from agentlanes.tokens import hash_secret
 
 STORE_NAME = "rate_limit"
 log = logging.getLogger("agentlanes.limits")
+# Where the middleware leaves what it counted the request against (the scope's state).
+COUNTED_AS = "rate_limit_identity"
+
+
+async def identify(request: Request[Any, Any, Any]) -> str:
+    """What a request is counted against: ``project:<id>`` for a key that opens a
+    project, else ``addr:<client address>``."""
+    key = request.headers.get("x-api-key")
+    ctx = getattr(request.app.state, "ctx", None)
+    if key and ctx is not None:
+        try:
+            project = await project_for_key(ctx, key)
+        except AgentlanesError:
+            project = None  # opens nothing: counted by address
+        except Exception:
+            project = None  # the database is away: the guard answers 503 after this
+        if project is not None:
+            return f"project:{project.id}"
+    return "addr:" + get_remote_address(request)
 
 
 def _identifier(request: Request[Any, Any, Any]) -> str:
-    key = request.headers.get("x-api-key")
-    # Hash so that no key is held in the limiter's store in clear.
-    return "key:" + hash_secret(key) if key else "addr:" + get_remote_address(request)
+    counted = request.scope.get("state", {}).get(COUNTED_AS)
+    return str(counted) if counted else "addr:" + get_remote_address(request)
 
 
 def rate_limit(per_minute: int) -> DefineMiddleware:
@@ -62,10 +87,12 @@ class SharedRateLimitMiddleware(RateLimitMiddleware):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         app = scope["litestar_app"]
         store = self.config.get_store_from_app(app)
+        request: Request[Any, Any, Any] = app.request_class(scope)
+        # Resolved here, once, so that the (synchronous) identifier can read it.
+        scope.setdefault("state", {})[COUNTED_AS] = await identify(request)  # type: ignore[typeddict-item]
         if not isinstance(store, FailOpenRedisStore):
             await super().__call__(scope, receive, send)
             return
-        request: Request[Any, Any, Any] = app.request_class(scope)
         if await self.should_check_request(request=request):
             window = DURATION_VALUES[self.unit]
             counted = await store.count_hit(self.cache_key_from_request(request), window)

@@ -130,6 +130,8 @@ class EventStream:
         self.socket = socket
         self.project = project
         self.project_id = project.id
+        # The API key behind the credential (services/open_sockets.py); set on open.
+        self.key_hash: str | None = None
         self.last_sent = 0
         self.subscriber: Subscriber | None = None
         self.attached: dict[str, None] = {}

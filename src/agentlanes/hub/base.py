@@ -123,6 +123,11 @@ class Hub(ABC):
                 del self._subscribers[subscriber.project_id]
                 self._seen.pop(subscriber.project_id, None)
 
+    def forget(self, project_id: int) -> None:
+        """Drop what is kept for a deleted project (its sockets were closed)."""
+        self._seen.pop(project_id, None)
+        self._newest.pop(project_id, None)
+
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subscribers.values())
 

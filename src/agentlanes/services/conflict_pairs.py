@@ -120,6 +120,11 @@ class ConflictPairs:
 _PAIRS = ConflictPairs()
 
 
+def forget_project(project_id: int) -> None:
+    """Drop the pair lists of a deleted project."""
+    _PAIRS._projects.pop(project_id, None)
+
+
 def _side(sc: Scope) -> dict[str, Any]:
     return {
         "session_id": sc.session_id,

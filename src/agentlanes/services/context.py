@@ -7,9 +7,11 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from agentlanes.errors import Unauthorized
 from agentlanes.hub import Hub
 from agentlanes.services.liveness import Liveness, create_liveness
 from agentlanes.services.news_state import LeaseRefusals
+from agentlanes.services.open_sockets import OpenSockets
 from agentlanes.services.project_cache import RecentProjects
 from agentlanes.services.project_tx import ProjectTx, SessionEndListener
 from agentlanes.services.projection import Projections
@@ -29,6 +31,8 @@ class ServiceContext:
     known_projects: RecentProjects = field(default_factory=RecentProjects)
     # Heartbeats off the database (memory, or Redis with several processes).
     liveness: Liveness = None  # type: ignore[assignment]
+    # The event sockets this process holds, by project (services/open_sockets.py).
+    sockets: OpenSockets = field(default_factory=OpenSockets)
     # What else ends with a session (the coordination features register theirs).
     session_end_listeners: list[SessionEndListener] = field(default_factory=list)
     # Who was refused which lease, for the agents' news (services/news.py).
@@ -59,7 +63,10 @@ class ServiceContext:
     async def project_tx(self, project_id: int) -> AsyncIterator[ProjectTx]:
         """Lock the project, run the body, commit, then hand the events to the hub."""
         async with self.db.write() as db:
-            await self.db.lock_project(db, project_id)
+            if not await self.db.lock_project(db, project_id):
+                # Deleted meanwhile (a key cached here a moment longer): as for any key
+                # that opens nothing, 401, never a write to rows that are gone.
+                raise Unauthorized("this API key's project was deleted")
             tx = ProjectTx(db, project_id, tuple(self.session_end_listeners))
             yield tx
             await db.flush()

@@ -20,6 +20,19 @@ class RecentProjects:
             return None
         return entry[1]
 
+    def project_ids(self) -> set[int]:
+        """The projects with a cached entry (expired ones included: still held)."""
+        return {entry[1].id for entry in self._entries.values()}
+
+    def of_project(self, project_id: int) -> list[Any]:
+        return [entry[1] for entry in self._entries.values() if entry[1].id == project_id]
+
+    def forget_project(self, project_id: int) -> None:
+        """Drop every entry of the project (it changed or is gone): the next request
+        reads its row."""
+        for key_hash in [k for k, e in self._entries.items() if e[1].id == project_id]:
+            del self._entries[key_hash]
+
     def put(self, key_hash: str, project: Any) -> None:
         if len(self._entries) >= self.size:
             self._entries.clear()

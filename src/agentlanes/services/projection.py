@@ -327,6 +327,13 @@ class Projections:
         self._keep(project)
         return project
 
+    def project_ids(self) -> list[int]:
+        return list(self._projects)
+
+    def forget(self, project_id: int) -> None:
+        """Drop the project's projection (it was deleted)."""
+        self._projects.pop(project_id, None)
+
     def applied(self, project_id: int, events: Sequence[dict[str, Any]]) -> None:
         """Events this process just committed: apply them if they are next (otherwise
         the next request catches up from the log)."""

@@ -20,6 +20,7 @@ from sqlmodel import col, select
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
 from agentlanes.errors import InvalidInput, NotFound, StateConflict, Unauthorized
+from agentlanes.services import project_watch
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.project_cache import RecentProjects
 from agentlanes.services.project_tx import ProjectTx
@@ -120,7 +121,8 @@ def admin_view(p: Project) -> dict[str, Any]:
 def forget_cached_keys(ctx: ServiceContext) -> None:
     """Drop this process's key → project cache, so a change is seen by the next request.
 
-    Other processes hold theirs for at most its TTL (docs/operations.md says so)."""
+    Other processes see the change within ``project_watch_seconds``
+    (services/project_watch.py)."""
     old = ctx.known_projects
     ctx.known_projects = RecentProjects(ttl=old.ttl, size=old.size)
 
@@ -233,6 +235,7 @@ async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges
             tx.db.add(project)
             await tx.emit("project.updated", {"project": project_view(project), "changes": changed})
     forget_cached_keys(ctx)
+    await project_watch.project_changed(ctx, project)
     return {**admin_view(project), "changes": changed}
 
 
@@ -261,6 +264,7 @@ async def rotate_key(ctx: ServiceContext, slug: str, grace_seconds: int | None) 
             {"slug": project.slug, "previous_valid_until": iso(project.previous_key_expires_at)},
         )
     forget_cached_keys(ctx)
+    await project_watch.project_changed(ctx, project)
     return {**admin_view(project), "api_key": api_key}
 
 
@@ -279,6 +283,7 @@ async def revoke_key(ctx: ServiceContext, slug: str) -> dict[str, Any]:
         tx.db.add(project)
         await tx.emit("project.key_revoked", {"slug": project.slug})
     forget_cached_keys(ctx)
+    await project_watch.project_changed(ctx, project)
     return admin_view(project)
 
 
@@ -328,6 +333,9 @@ async def delete_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
     # Beats still held for its sessions would only be written to rows that are gone.
     await ctx.liveness.forget(session_ids)
     forget_cached_keys(ctx)
+    # Its sockets close (4401) and nothing kept for it stays; other processes do the
+    # same within project_watch_seconds.
+    await project_watch.project_deleted(ctx, pid)
     return {"slug": slug, "deleted": True, "rows_deleted": counts}
 
 

@@ -11,29 +11,44 @@ from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
 from agentlanes.errors import InvalidInput, Unauthorized
 from agentlanes.services.context import ServiceContext
+from agentlanes.services.open_sockets import key_state
 from agentlanes.services.views import event_view
 from agentlanes.settings import LIMITS
 from agentlanes.store import queries
 from agentlanes.store.models import Project, RealtimeToken
 
 
-async def issue_token(ctx: ServiceContext, project: Project) -> dict[str, Any]:
-    """A token for ``/api/v1/events?token=``, reusable until it expires (for reconnects)."""
+async def issue_token(
+    ctx: ServiceContext, project: Project, api_key: str | None = None
+) -> dict[str, Any]:
+    """A token for ``/api/v1/events?token=``, reusable until it expires (for reconnects).
+
+    It lives no longer than the key that minted it (``api_key``): a replaced key in its
+    grace mints tokens that end with the grace, and revoking the key ends them at once."""
     assert project.id is not None
     token = tokens.new_realtime_token()
     now = utcnow()
     expires = now + timedelta(seconds=ctx.settings.realtime_token_ttl_seconds)
+    key_hash = tokens.hash_secret(api_key) if api_key else None
+    until = key_state(project, key_hash, now).until
+    if until is not None:
+        expires = min(expires, until)
     async with ctx.db.write() as db:
         await db.exec(delete(RealtimeToken).where(col(RealtimeToken.expires_at) < now))  # type: ignore[call-overload]
         db.add(
             RealtimeToken(
-                token_hash=tokens.hash_secret(token), project_id=project.id, expires_at=expires
+                token_hash=tokens.hash_secret(token),
+                project_id=project.id,
+                expires_at=expires,
+                api_key_hash=key_hash,
             )
         )
     return {"token": token, "expires_at": iso(expires)}
 
 
-async def project_for_realtime_token(ctx: ServiceContext, token: str) -> Project:
+async def project_for_realtime_token(ctx: ServiceContext, token: str) -> tuple[Project, str | None]:
+    """The project a browser token opens, and the hash of the key that minted it; 401
+    for an unknown or expired token, or one whose key no longer opens the project."""
     async with ctx.db.read() as db:
         row = (
             await db.exec(
@@ -45,7 +60,10 @@ async def project_for_realtime_token(ctx: ServiceContext, token: str) -> Project
         project = await db.get(Project, row.project_id)
     if project is None:
         raise Unauthorized("unknown or expired realtime token")
-    return project
+    refused = key_state(project, row.api_key_hash, utcnow()).refused
+    if refused:
+        raise Unauthorized(f"the key that made this realtime token no longer works: {refused}")
+    return project, row.api_key_hash
 
 
 def resumable(

@@ -120,12 +120,13 @@ class Database:
                 await session.rollback()
                 raise
 
-    async def lock_project(self, session: AsyncSession, project_id: int) -> None:
-        """Take the project's row lock for the rest of the transaction."""
-        if self.is_sqlite:
-            # BEGIN IMMEDIATE already holds the database's write lock; make sure it began.
-            await session.exec(text("SELECT 1"))
-            return
-        await session.exec(
-            text("SELECT id FROM projects WHERE id = :id FOR UPDATE"), params={"id": project_id}
+    async def lock_project(self, session: AsyncSession, project_id: int) -> bool:
+        """Take the project's row lock for the rest of the transaction; False when the
+        project does not exist (deleted)."""
+        # On SQLite BEGIN IMMEDIATE already holds the database's write lock; the read
+        # makes sure the transaction began.
+        lock = "" if self.is_sqlite else " FOR UPDATE"
+        found = await session.exec(
+            text(f"SELECT id FROM projects WHERE id = :id{lock}"), params={"id": project_id}
         )
+        return found.first() is not None

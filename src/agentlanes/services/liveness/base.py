@@ -92,6 +92,19 @@ class Liveness(ABC):
         """Sessions that ended (checkout, supersede): drop their beats, and refuse any
         later one (a process that has not seen the end yet asks the database instead)."""
 
+    def _sessions_of(self, project_id: int) -> set[str]:
+        """Sessions of the project this process keeps anything for."""
+        dirty = {s for s, beat in self._dirty.items() if beat.project_id == project_id}
+        return dirty | {s for s, held in self._held.items() if held[0] == project_id}
+
+    async def forget_project(self, project_id: int) -> None:
+        """The project was deleted: drop its sessions' beats and holds."""
+        sessions = self._sessions_of(project_id)
+        for session_id in sessions:
+            self._held.pop(session_id, None)
+        if sessions:
+            await self.forget(sessions)
+
     def _sweep(self, now: datetime) -> None:  # noqa: B027  (optional for backends)
         """Drop what is kept past any use (a backend with its own expiry needs nothing)."""
 

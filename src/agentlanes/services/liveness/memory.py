@@ -53,6 +53,10 @@ class MemoryLiveness(Liveness):
                 self._ended[session_id] = time.monotonic() + ENDED_MARK_SECONDS
         return overdue, fresh
 
+    def _sessions_of(self, project_id: int) -> set[str]:
+        kept = {s for s, beat in self._beats.items() if beat.project_id == project_id}
+        return super()._sessions_of(project_id) | kept
+
     async def forget(self, session_ids: Iterable[str]) -> None:
         until = time.monotonic() + ENDED_MARK_SECONDS
         for session_id in session_ids:
