@@ -185,7 +185,8 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     git(repo, env, "add", "src/c.py")
     nobody = git(repo, env, "commit", "-q", "-m", "c", check=False)
     assert "no active session" not in nobody.stderr
-    assert "pick one with --agent NAME or AGENTLANES_AGENT_NAME=NAME" in nobody.stderr
+    assert "name the agent with AGENTLANES_AGENT_NAME=NAME" in nobody.stderr
+    assert f"`AGENTLANES_AGENT_NAME={alice.name} git commit ...`" in nobody.stderr
     git(repo, env, "reset", "-q")
 
     # The stdio MCP server alice's process started acts as alice: same session.
