@@ -4,17 +4,25 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+# Two stamps: `make run` installs only what serving needs; the rest also the dev extras.
+SERVE_STAMP := $(VENV)/.serve-stamp
 STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: run test lint format services browser wrk bench bench-api soak clean
+
+$(SERVE_STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	@touch $(SERVE_STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	@touch $(STAMP)
+	@touch $(STAMP) $(SERVE_STAMP)
 
-run: $(STAMP)
+run: $(SERVE_STAMP)
 	$(VENV)/bin/agentlanes serve
 
 test: $(STAMP) services browser wrk

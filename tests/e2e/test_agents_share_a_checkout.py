@@ -185,17 +185,25 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     git(repo, env, "add", "src/c.py")
     nobody = git(repo, env, "commit", "-q", "-m", "c", check=False)
     assert "no active session" not in nobody.stderr
-    assert "pick one with --agent NAME or AGENTLANES_AGENT_NAME=NAME" in nobody.stderr
+    assert "name the agent with AGENTLANES_AGENT_NAME=NAME" in nobody.stderr
+    assert f"`AGENTLANES_AGENT_NAME={alice.name} git commit ...`" in nobody.stderr
     git(repo, env, "reset", "-q")
 
     # The stdio MCP server alice's process started acts as alice: same session.
     result = alice.mcp("status", status_text="writing a.py")
     assert not result.get("isError"), result
     assert presence(url, key)[alice.name]["status_text"] == "writing a.py"
+    pid_file = repo / f".git/agentlanes/sessions/{alice.name}.keepalive.pid"
+    old_keepalive = int(pid_file.read_text())
     checked = alice.mcp("checkin", declared_files=["src/a.py"])
     assert not checked.get("isError"), checked
     assert json.loads(checked["content"][0]["text"])["agent_name"] == alice.name
     assert sorted(presence(url, key)) == sorted([alice.name, bob.name])  # no agent-*-42
+    # A new session for alice: her keepalive now holds that one, still watching her.
+    new_keepalive = int(pid_file.read_text())
+    assert new_keepalive != old_keepalive
+    cmdline = Path(f"/proc/{new_keepalive}/cmdline").read_bytes().split(b"\0")
+    assert b"--watch-pid" in cmdline and str(alice.proc.pid).encode() in cmdline
 
     # `lanes` run by an agent's shell acts as that agent (PATH has no lanes: absolute).
     program = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["agentlanes"]["command"]

@@ -114,3 +114,30 @@ def test_cli_without_a_server_uses_the_configured_database_and_says_so(tmp_path:
     assert r.returncode == 2 and "no project with slug 'missing'" in r.stderr
     r = cli(tmp_path, "delete", "solo", **env)
     assert r.returncode == 2 and "--yes" in r.stderr
+
+
+def test_cli_finds_a_server_started_on_another_port(tmp_path: Path) -> None:
+    """`serve` records where it listens beside its database; `project` commands with the
+    same settings (here: the same directory, so the same SQLite file) find it there."""
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    token = "admin-secret-for-the-test-suite-2026-123"
+    server = ServerProcess({"AGENTLANES_ADMIN_TOKEN": token}, srv).start()
+    record = next(srv.rglob("*.server.json"))
+    assert json.loads(record.read_text())["url"] == server.url
+    nothing = str(free_port())  # the configured address: nobody listens there
+    try:
+        r = cli(
+            srv, "create", "Demo", "--json", AGENTLANES_PORT=nothing, AGENTLANES_ADMIN_TOKEN=token
+        )
+        assert r.returncode == 0, r.stderr
+        assert f"found the server at {server.url}" in r.stderr
+        assert f"via server {server.url}" in r.stderr
+        assert project_key_works(server, json.loads(r.stdout)["api_key"]) == 200
+    finally:
+        server.stop()
+    assert not record.exists()
+    # No server anywhere: the database, and how to point at a server started elsewhere.
+    r = cli(srv, "list", AGENTLANES_PORT=nothing)
+    assert r.returncode == 0, r.stderr
+    assert "pass --server http://HOST:PORT" in r.stderr

@@ -57,7 +57,8 @@ def prepare_venv(clone: Path) -> None:
     )
     script.chmod(0o755)
     time.sleep(0.01)
-    (venv / ".installed-stamp").touch()  # newer than pyproject.toml: make installs nothing
+    for stamp in (".serve-stamp", ".installed-stamp"):
+        (venv / stamp).touch()  # newer than pyproject.toml: make installs nothing
 
 
 def test_readme_quick_start_works_pasted_on_a_fresh_clone(tmp_path: Path) -> None:

@@ -74,7 +74,10 @@ class ServerRoute:
                 timeout=30,
             )
         except httpx.HTTPError as exc:
-            raise CommandError(f"{self.url}: {exc}", EXIT_UNREACHABLE) from None
+            raise CommandError(
+                f"{self.url}: {exc} (a server elsewhere? pass --server http://HOST:PORT)",
+                EXIT_UNREACHABLE,
+            ) from None
         try:
             data = r.json()
         except ValueError:
@@ -160,8 +163,27 @@ def choose(settings: Settings, *, server: str | None, database: bool) -> Route:
         route = DatabaseRoute(settings, "asked with --database")
     else:
         info = _probe(url)
+        if info is None and server is None:
+            # A server started on another port (`serve --port`) recorded where it listens
+            # beside its database: go there if it still answers for this database.
+            from agentlanes.server.address import recorded
+
+            elsewhere = recorded(settings.database_url)
+            found = _probe(elsewhere) if elsewhere and elsewhere != url else None
+            if found is not None and found.get("database") == database_fingerprint(
+                settings.database_url
+            ):
+                print(
+                    f"agentlanes: found the server at {elsewhere} (recorded by serve)",
+                    file=sys.stderr,
+                )
+                url, info = str(elsewhere), found
         if info is None:
-            route = DatabaseRoute(settings, f"no agentlanes server answers at {url}")
+            route = DatabaseRoute(
+                settings,
+                f"no agentlanes server answers at {url}; started elsewhere? pass "
+                "--server http://HOST:PORT",
+            )
         elif info.get("admin_api") and settings.admin_token:
             route = ServerRoute(url, settings.admin_token)
         else:

@@ -116,6 +116,20 @@ def start_for_agent(cfg: Any, agent: str, pid: int | None, started: str | None) 
     return _spawn(cfg, pid_file, command)
 
 
+def restart_for_agent(cfg: Any, agent: str) -> int | None:
+    """After a new check-in by an agent whose session start recorded its process (its MCP
+    server's ``checkin``, ``lanes checkin`` from its shell): the keepalive holding the old
+    session is stopped and one for the new session starts, watching the same process."""
+    from agentlanes.client.config import read_session
+
+    session = read_session(cfg, {}, agent=agent) or {}
+    pid = session.get("agent_pid")
+    if not isinstance(pid, int):
+        return None
+    stop_keepalive(cfg, agent)
+    return start_for_agent(cfg, agent, pid, session.get("agent_started"))
+
+
 def _spawn(cfg: Any, pid_file: Path, command: list[str]) -> int:
     log = pid_file.with_suffix(".log").open("ab")
     proc = subprocess.Popen(

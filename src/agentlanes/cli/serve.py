@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging.config
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,12 +38,9 @@ def _migrate(database_url: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from agentlanes.api.app import create_app
     from agentlanes.server.gc_tuning import tune_for_serving
     from agentlanes.server.log_redaction import logging_config
-    from agentlanes.server.wsprotocol import StalledPeerSafeProtocol
     from agentlanes.settings import get_settings
 
     settings = get_settings()
@@ -63,6 +61,40 @@ def run(args: argparse.Namespace) -> int:
     # Everything loaded so far lives as long as the process: freeze it out of the garbage
     # collector's full passes, and widen the young generation (gc_tuning says why).
     tune_for_serving()
+    # Beside the database: where `project` commands with these settings find this server.
+    from agentlanes.cli.admin_route import server_url
+    from agentlanes.server import address
+
+    recorded = address.record(settings.database_url, server_url(settings, None))
+    _forget_on_sigterm(recorded)
+    try:
+        _serve(app, settings, log_config)
+    finally:
+        address.forget(recorded)
+    return 0
+
+
+def _forget_on_sigterm(recorded: Any) -> None:
+    """uvicorn stops on SIGTERM and then raises it again, to whatever handler was there
+    before: this one removes the address record, then dies of SIGTERM as before."""
+    import os
+    import signal
+
+    from agentlanes.server import address
+
+    def handler(signum: int, _frame: Any) -> None:
+        address.forget(recorded)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _serve(app: Any, settings: Any, log_config: dict[str, Any]) -> None:
+    import uvicorn
+
+    from agentlanes.server.wsprotocol import StalledPeerSafeProtocol
+
     uvicorn.run(
         app,
         host=settings.host,
@@ -77,4 +109,3 @@ def run(args: argparse.Namespace) -> int:
         # One client message may be as large as one HTTP body, no larger.
         ws_max_size=settings.max_body_bytes,
     )
-    return 0

@@ -98,6 +98,10 @@ def checkin(args: argparse.Namespace) -> int:
         before = read_session(cfg, env={}, agent=result.agent_name)
         kept = save_checkin(cfg, result)
     replaced = before.get("session_id") if before else None
+    if kept and replaced != result.session_id:
+        from agentlanes.cli.keepalive import restart_for_agent
+
+        restart_for_agent(cfg, result.agent_name)  # an agent's own keepalive, if it had one
     others = [
         s.get("agent_name") for s in list_sessions(cfg) if s.get("agent_name") != result.agent_name
     ]

@@ -137,8 +137,9 @@ def how_to_name(names: list[str], command: str = "lanes ...") -> str:
     """The advice for a process that cannot tell which of several agents it acts for."""
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     first = names[0] if names else "NAME"
+    how = "" if command.startswith("git ") else "pick one with --agent NAME or "
     return (
         f"{len(names)} agent(s) keep sessions in this working tree ({shown}) and this "
-        f"process was not started by any of them: pick one with --agent NAME or "
+        f"process was not started by any of them: {how}name the agent with "
         f"AGENTLANES_AGENT_NAME=NAME, e.g. `AGENTLANES_AGENT_NAME={first} {command}`"
     )

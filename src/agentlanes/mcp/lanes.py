@@ -147,6 +147,9 @@ class Lanes:
         self.agent = result.agent_name
         if self.cfg is not None:
             save_checkin(self.cfg, result)
+            from agentlanes.cli.keepalive import restart_for_agent
+
+            restart_for_agent(self.cfg, result.agent_name)  # the agent's keepalive, if any
 
     def forget(self) -> None:
         from agentlanes.client.config import forget_session
