@@ -5,19 +5,39 @@ messages among them delivered)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from litestar import Controller, get, post
-from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field
+from litestar.openapi.spec import OpenAPIType
+from litestar.params import JSONBody, QueryParameter
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+)
 
 from agentlanes.api.answers import answer
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
-from agentlanes.api.query import int_param, int_query, text_query
+from agentlanes.api.query import MAX_INT, int_param, int_query
+from agentlanes.api.schemas import TokenBody
 from agentlanes.services import news
 
-After = text_query(3, 52, "The cursor of an earlier answer; absent: the current state's summary")
+After = Annotated[
+    str | None,
+    QueryParameter(
+        schema_extra={
+            "one_of": None,
+            "description": "The cursor of an earlier answer; absent: the current state's summary",
+            "type": OpenAPIType.STRING,
+            "pattern": news.CURSOR_PATTERN,
+        }
+    ),
+]
 Limit = int_query(1, 1000, "How many items at most (default and most: news_max_items, 50)")
 
 
@@ -45,24 +65,39 @@ class NewsAnswer(BaseModel):
     epoch: str
 
 
-class NewsBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    after: str | None = Field(default=None, min_length=3, max_length=52)
-    limit: int | None = Field(default=None, ge=1, le=1000)
-    deliver: bool = Field(
+class NewsBody(TokenBody):
+    after: StrictStr | None = Field(
+        default=None,
+        pattern=news.CURSOR_PATTERN,
+        json_schema_extra={
+            "pattern": news.CURSOR_PATTERN,
+            "description": "The cursor of an earlier answer; absent: the current state's summary",
+        },
+    )
+    limit: StrictInt | None = Field(
+        default=None, ge=1, le=1000, description="At most news_max_items (50) are sent"
+    )
+    deliver: StrictBool = Field(
         default=False,
         description="The caller puts these items in the agent's context: the messages "
         "among them count as delivered (delivered_at)",
     )
-    session_token: str | None = None
 
 
-class DeliveredBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _json_integer(value: Any) -> Any:
+    """JSON has numbers: 4.0 is the integer 4 (as JSON Schema's ``integer`` says)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
-    message_ids: list[int] = Field(max_length=1000, description="Messages put in the context")
-    session_token: str | None = None
+
+MessageId = Annotated[StrictInt, BeforeValidator(_json_integer), Field(ge=0, le=MAX_INT)]
+
+
+class DeliveredBody(TokenBody):
+    message_ids: list[MessageId] = Field(
+        max_length=news.DELIVERED_MAX,
+        description="Messages put in the context",
+        json_schema_extra={"items": {"type": "integer", "minimum": 0, "maximum": MAX_INT}},
+    )
 
 
 class DeliveredAnswer(BaseModel):

@@ -30,7 +30,12 @@ from agentlanes.services.sessions import current_projection
 from agentlanes.store import queries
 from agentlanes.store.models import Project
 
-CURSOR_RE = re.compile(r"^(\d{1,19})-([0-9a-f]{1,32})$")
+CURSOR_PATTERN = "^[0-9]{1,19}-[0-9a-f]{1,32}$"
+CURSOR_RE = re.compile(r"^([0-9]{1,19})-([0-9a-f]{1,32})$")
+# The largest ?limit= taken (answers carry at most news_max_items whatever it says).
+LIMIT_MAX = 1000
+# Message ids one POST /news/delivered may name.
+DELIVERED_MAX = 1000
 WILDCARDS = frozenset("*?[{")
 # Overlapping pairs named in one item's text; the rest are counted.
 NAMED_PAIRS = 2
@@ -124,10 +129,10 @@ async def news(
     count as delivered to it (``delivered_at``)."""
     cursor = parse_cursor(after)
     cap = ctx.settings.news_max_items
-    if limit is not None and not 1 <= limit <= cap:
-        raise InvalidInput("limit", f"must be 1-{cap}")
+    if limit is not None and not 1 <= limit <= LIMIT_MAX:
+        raise InvalidInput("limit", f"must be 1-{LIMIT_MAX} (at most news_max_items are sent)")
     current, mine = await session_of(ctx, project, token)
-    result = await answer(ctx, project, current, mine, cursor, limit or cap)
+    result = await answer(ctx, project, current, mine, cursor, min(limit or cap, cap))
     if deliver:
         await deliver_messages(ctx, project, mine.agent_name, result["items"])
     return result
@@ -150,8 +155,8 @@ async def delivered(
     from the keepalive's local news, with no news call of its own)."""
     from agentlanes.services.coordination.messages import mark_delivered
 
-    if len(message_ids) > ctx.settings.news_max_items:
-        raise InvalidInput("message_ids", f"at most {ctx.settings.news_max_items}")
+    if len(message_ids) > DELIVERED_MAX:
+        raise InvalidInput("message_ids", f"at most {DELIVERED_MAX}")
     _, mine = await session_of(ctx, project, token)
     done = await mark_delivered(ctx, project, mine.agent_name, message_ids)
     return {"agent_name": mine.agent_name, "delivered": done}
