@@ -120,7 +120,6 @@ def _start_keepalive(
 
         if restart:
             stop_keepalive(cfg, agent)
-
         start_for_agent(cfg, agent, process.get("agent_pid"), process.get("agent_started"))
     except Exception as exc:  # the session still works: the hooks heartbeat it
         return f"agentlanes: the keepalive did not start ({type(exc).__name__}: {exc})"
