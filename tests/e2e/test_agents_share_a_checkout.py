@@ -220,6 +220,11 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     assert shown["rc"] == 0 and "may I edit src/a.py?" in shown["stdout"], shown
     box = json.loads(alice.bash(f"{program} message inbox --unread --json")["stdout"])
     assert box["messages"] == []
+    # `lanes checkin` from bob's shell, his name not exported: checked in as bob again.
+    again = bob.bash(f"{program} checkin --files src/b.py --json", source_env=False)
+    assert again["rc"] == 0, again
+    assert json.loads(again["stdout"])["agent_name"] == bob.name
+    assert sorted(presence(url, key)) == sorted([alice.name, bob.name])
 
 
 def test_an_idle_agent_keeps_its_session_until_its_process_ends(

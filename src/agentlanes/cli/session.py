@@ -80,6 +80,18 @@ def _meta(items: list[str] | None) -> dict[str, str] | None:
     return meta
 
 
+def _own_name(cfg: Any) -> str | None:
+    """The name to check in under: ``AGENTLANES_AGENT_NAME``, else the agent whose process
+    started this one (an agent's shell), else ``agent_name`` in .agentlanes.toml."""
+    from agentlanes.client.config import list_sessions
+    from agentlanes.client.identity import session_by_ancestry
+
+    if cfg.source.get("agent_name") == "AGENTLANES_AGENT_NAME":
+        return str(cfg.agent_name)
+    found = session_by_ancestry(list_sessions(cfg))
+    return str(found["agent_name"]) if found else cfg.agent_name
+
+
 def checkin(args: argparse.Namespace) -> int:
     from agentlanes.client.config import list_sessions, read_session, save_checkin
 
@@ -87,7 +99,7 @@ def checkin(args: argparse.Namespace) -> int:
     files, marked = marked_files(cfg, args.files)
     with client_errors(), make_client(cfg) as client:
         result = client.checkin(
-            agent_name=args.agent or cfg.agent_name,
+            agent_name=args.agent or _own_name(cfg),
             declared_area=args.area,
             declared_files=files,
             meta=_meta(args.meta),

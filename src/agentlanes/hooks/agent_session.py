@@ -112,13 +112,14 @@ def _start_keepalive(
 ) -> str | None:
     """The keepalive that holds the session while the agent's process runs (``restart``:
     a new session, so one still holding the old one is stopped first); a note when it
-    could not start."""
+    could not start. Not without the agent's process: nothing would end it then."""
+    if not process.get("agent_pid"):
+        return None
     try:
         from agentlanes.cli.keepalive import start_for_agent, stop_keepalive
 
         if restart:
             stop_keepalive(cfg, agent)
-
         start_for_agent(cfg, agent, process.get("agent_pid"), process.get("agent_started"))
     except Exception as exc:  # the session still works: the hooks heartbeat it
         return f"agentlanes: the keepalive did not start ({type(exc).__name__}: {exc})"
