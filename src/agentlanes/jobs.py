@@ -27,6 +27,7 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination import consensus, leases
 from agentlanes.settings import Settings
 from agentlanes.store.availability import report_job_failure
+from agentlanes.store.coordination import Message, MessageReceipt
 from agentlanes.store.models import Event, Project
 
 log = logging.getLogger("agentlanes.jobs")
@@ -49,6 +50,18 @@ async def prune_events(ctx: ServiceContext) -> int:
                 )
                 removed += result.rowcount or 0
     return removed
+
+
+async def prune_messages(ctx: ServiceContext) -> int:
+    """Drop messages older than ``message_retention_days`` (and their receipts): what one
+    key can make the server keep is bounded in time (SPEC, "One agent cannot hurt
+    another"). Runs on the event prune's clock."""
+    cutoff = utcnow() - timedelta(days=ctx.settings.message_retention_days)
+    old = select(Message.id).where(col(Message.created_at) < cutoff)
+    async with ctx.db.write() as db:
+        await db.exec(delete(MessageReceipt).where(col(MessageReceipt.message_id).in_(old)))  # type: ignore[call-overload]
+        result = await db.exec(delete(Message).where(col(Message.created_at) < cutoff))  # type: ignore[call-overload]
+    return int(result.rowcount or 0)
 
 
 async def catch_up(ctx: ServiceContext) -> int:
@@ -99,6 +112,12 @@ JOBS: tuple[Job, ...] = (
         "expired %d consensus request(s)",
     ),
     Job("event prune", prune_events, lambda s: s.event_prune_seconds, "pruned %d event(s)"),
+    Job(
+        "message prune",
+        prune_messages,
+        lambda s: s.event_prune_seconds,
+        "pruned %d message(s) past message_retention_days",
+    ),
     Job(
         "hub catch-up",
         catch_up,

@@ -175,3 +175,49 @@ def test_a_change_written_to_the_database_by_another_process_applies_within_a_se
         for path, body in (("/checkin", {"agent_name": "bob"}), ("/heartbeat", {})):
             r = api.post(path, body, token=tok)
             assert r.status_code == 401, (path, r.status_code, r.text)
+
+
+def test_over_max_sockets_per_project_the_next_socket_closes_with_4429(
+    app_factory: Any, sqlite_url: str
+) -> None:
+    client = app_factory(database_url=sqlite_url, max_sockets_per_project=2)
+    api = new_project(client)
+    other = new_project(client)
+    with _socket(api) as first, _socket(api) as second:
+        for ws in (first, second):
+            assert ws.receive_json()["type"] == "presence.snapshot"
+        with _socket(api) as third:
+            refusal = third.receive_json()
+            assert refusal["error"]["code"] == "TOO_MANY_SOCKETS"
+            assert "max_sockets_per_project" in refusal["error"]["message"]
+            assert _closed_with(third) == 4429
+        with _socket(other) as elsewhere:  # counted per project
+            assert elsewhere.receive_json()["type"] == "presence.snapshot"
+    # The count goes down as the server ends their handlers (a moment after the close).
+    deadline = time.monotonic() + 3
+    while True:
+        with _socket(api) as again:
+            if again.receive_json()["type"] == "presence.snapshot":
+                break
+        assert time.monotonic() < deadline, "the closed sockets were still counted"
+        time.sleep(0.1)
+
+
+def test_messages_older_than_message_retention_days_are_pruned(
+    app_factory: Any, sqlite_url: str
+) -> None:
+    client = app_factory(
+        database_url=sqlite_url, message_retention_days=1 / 86_400, event_prune_seconds=0.2
+    )
+    api = new_project(client)
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    old = api.post("/messages", {"to": "bob", "body": "old"}, token=alice).json()
+    api.post(f"/messages/{old['message_id']}/read", token=bob)
+    deadline = time.monotonic() + 5
+    while api.get("/messages/inbox", token=bob).json()["total"]:
+        assert time.monotonic() < deadline, "the old message was never pruned"
+        time.sleep(0.2)
+    fresh = api.post("/messages", {"to": "bob", "body": "new"}, token=alice).json()
+    inbox = api.get("/messages/inbox", token=bob).json()
+    assert [m["message_id"] for m in inbox["messages"]] == [fresh["message_id"]]

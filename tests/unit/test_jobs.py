@@ -36,6 +36,7 @@ def test_every_job_of_the_table_is_scheduled_at_its_interval() -> None:
         "lease expiry": 3,
         "consensus expiry": 3,
         "event prune": 70,
+        "message prune": 70,
         "hub catch-up": 5,
         "project watch": settings.project_watch_seconds,
         "garbage collection": settings.gc_collect_seconds,
