@@ -12,6 +12,10 @@ the reader's news after that cursor (16 connections, 2 threads): every call comp
 same 20 events' items. The sizes alternate for ``--rounds`` rounds (3), and each keeps
 the median round. The target (issue #25): the call at 1,000 sessions stays within
 1.5x its cost at 10, its p50 and its throughput alike.
+
+Then the keepalive: ``lanes keepalive --socket`` for an agent in a git checkout, and
+``--messages`` (200) messages sent to it one by one, each timed from its POST to its item
+in the agent's local news file (target: p99 at most 200 ms).
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -34,6 +41,7 @@ from tests.support.server import ServerProcess  # noqa: E402
 ADMIN_TOKEN = "bench-admin-token-with-at-least-32-chars"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 TARGET_RATIO = 1.5
+KEEPALIVE_TARGET_MS = 200
 
 
 def setup(url: str, sessions: int) -> tuple[str, str, str]:
@@ -75,11 +83,66 @@ def setup(url: str, sessions: int) -> tuple[str, str, str]:
     return key, reader, cursor
 
 
+def keepalive_latency(url: str, work: Path, messages: int) -> list[float]:
+    """Milliseconds from a message's POST to its item in the keepalive's local news file
+    (``lanes keepalive --socket`` in a git checkout, as an agent's session start runs it)."""
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/api/v1/projects", json={"name": "news-keepalive"}, headers=ADMIN)
+        r.raise_for_status()
+        key = r.json()["api_key"]
+        sender = http.post(
+            "/api/v1/checkin", json={"agent_name": "sender"}, headers={"X-API-Key": key}
+        ).json()["session_token"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTLANES_", "GIT_"))}
+    env.update(AGENTLANES_URL=url, AGENTLANES_API_KEY=key, HOME=str(work))
+    repo = work / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, env=env, check=True)
+    lanes = [sys.executable, "-m", "agentlanes"]
+    subprocess.run(
+        [*lanes, "checkin", "--agent", "reader"], cwd=repo, env=env, check=True, capture_output=True
+    )
+    news_file = repo / ".git/agentlanes/sessions/reader.news.jsonl"
+    keepalive = subprocess.Popen(
+        [*lanes, "keepalive", "--socket", "--agent", "reader"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    latencies = []
+    try:
+        deadline = time.monotonic() + 30
+        while not news_file.exists() or news_file.read_text().count("\n") < 2:  # the summary
+            if time.monotonic() > deadline:
+                raise SystemExit("the keepalive wrote no news")
+            time.sleep(0.05)
+        h = {"X-API-Key": key, "X-Session-Token": sender}
+        with httpx.Client(base_url=url, headers=h, timeout=60) as http:
+            for n in range(messages):
+                start = time.perf_counter()
+                r = http.post("/api/v1/messages", json={"to": "reader", "body": f"m{n}"})
+                needle = f'"message_id":{r.json()["message_id"]},'
+                while needle not in news_file.read_text():
+                    if time.perf_counter() - start > 10:
+                        raise SystemExit(f"message {n} never reached the news file")
+                    time.sleep(0.001)
+                latencies.append((time.perf_counter() - start) * 1000)
+                time.sleep(0.02)
+    finally:
+        keepalive.terminate()
+        keepalive.wait(timeout=10)
+    return latencies
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=6.0, help="wrk duration per row")
     ap.add_argument("--database-url", help="default: SQLite in a temp dir")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per size")
+    ap.add_argument(
+        "--messages", type=int, default=200, help="messages timed into the keepalive's file"
+    )
     args = ap.parse_args()
     wrk_binary = find_wrk()
     work = Path(tempfile.mkdtemp(prefix="agentlanes-bench-news-"))
@@ -108,6 +171,7 @@ def main() -> int:
         for _ in range(args.rounds):
             for sessions, call in calls.items():
                 runs[sessions].append(wrk.run(server.url, [call], 16))
+        latencies = sorted(keepalive_latency(server.url, work, args.messages))
     finally:
         server.stop()
     rows = {n: sorted(loads, key=lambda x: x.rate)[len(loads) // 2] for n, loads in runs.items()}
@@ -129,6 +193,13 @@ def main() -> int:
     print(
         f"\n1,000 vs 10 sessions: p50 {ratio_p50:.2f}x, throughput {ratio_rate:.2f}x "
         f"(target: within {TARGET_RATIO}x: {verdict})"
+    )
+    p99 = latencies[min(len(latencies) - 1, round(0.99 * (len(latencies) - 1)))]
+    verdict = "met" if p99 <= KEEPALIVE_TARGET_MS else "NOT met"
+    print(
+        f"\nmessage sent -> in the keepalive's local news file, {len(latencies)} messages: "
+        f"p50 {statistics.median(latencies):.1f} ms, p99 {p99:.1f} ms, max {latencies[-1]:.1f} ms "
+        f"(target: p99 at most {KEEPALIVE_TARGET_MS} ms: {verdict})"
     )
     print(json.dumps({"p50_ratio": round(ratio_p50, 3), "rate_ratio": round(ratio_rate, 3)}))
     return 0

@@ -126,3 +126,72 @@ def test_delivery_marks_the_messages_put_in_context(api: Api) -> None:
     # Marking again changes nothing; ids outside the inbox are skipped.
     r = api.post("/news/delivered", {"message_ids": [sent["message_id"], 999999]}, token=alice)
     assert r.status_code == 200 and r.json() == {"agent_name": "alice", "delivered": []}
+
+
+def _kinds(items: list[dict[str, Any]]) -> list[str]:
+    return [i["kind"] for i in items]
+
+
+def test_tasks_leases_votes_and_the_mode_each_reach_whom_they_concern(api: Api) -> None:
+    from tests.api.conftest import ADMIN
+
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    bob_cursor = _news(api, bob)["cursor"]
+
+    # Tasks: alice works on one that depends on bob's; bob notes on hers, then finishes his.
+    base = api.post("/tasks", {"title": "Schema"}, token=bob).json()
+    mine = api.post("/tasks", {"title": "API", "depends_on": [base["task_id"]]}, token=bob).json()
+    assert api.post(f"/tasks/{base['task_id']}/claim", token=bob).status_code == 200
+    api.post(f"/tasks/{base['task_id']}/status", {"status": "done"}, token=bob)
+    assert api.post(f"/tasks/{mine['task_id']}/claim", token=alice).status_code == 200
+    api.post(f"/tasks/{mine['task_id']}/notes", {"body": "mind the  migration"}, token=bob)
+    # Leases: alice is refused bob's lease; bob releases it.
+    lease = api.post("/leases", {"resource": "deploy:prod"}, token=bob).json()
+    assert api.post("/leases", {"resource": "deploy:prod"}, token=alice).status_code == 409
+    api.post(f"/leases/{lease['lease_id']}/release", token=bob)
+    # Votes: bob asks; alice may vote. The mode changes.
+    vote = api.post("/consensus", {"action": "merge", "reason": "green"}, token=bob).json()
+    slug = api.project["slug"]
+    r = api.client.patch(f"/api/v1/projects/{slug}", json={"conflict_mode": "block"}, headers=ADMIN)
+    assert r.status_code == 200, r.text
+
+    items = _news(api, alice, cursor)["items"]
+    assert _kinds(items) == [
+        "task.note",
+        "lease.free",
+        "consensus.vote_requested",
+        "project.mode",
+    ]
+    assert items[0]["text"] == f"bob noted on your task {mine['task_id']}: mind the migration"
+    assert items[1]["resource"] == "deploy:prod" and "which you were refused" in items[1]["text"]
+    assert items[2]["consensus_id"] == vote["consensus_id"]
+    assert items[3]["text"].startswith("the project's conflict mode is now block (was warn)")
+    # bob hears neither his own doing nor alice's refusal; the mode he does.
+    assert _kinds(_news(api, bob, bob_cursor)["items"]) == ["project.mode"]
+
+    # alice votes: bob hears the outcome of his request.
+    bob_cursor = _news(api, bob)["cursor"]
+    api.post(f"/consensus/{vote['consensus_id']}/vote", {"vote": "approve"}, token=alice)
+    [outcome] = _news(api, bob, bob_cursor)["items"]
+    assert outcome["kind"] == "consensus.outcome" and outcome["outcome"] == "approved"
+
+
+def test_a_dependency_done_reaches_the_agent_whose_task_waits_for_it(api: Api) -> None:
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    carol = api.checkin(agent_name="carol")["session_token"]
+    base = api.post("/tasks", {"title": "Schema"}, token=bob).json()
+    mine = api.post("/tasks", {"title": "API", "depends_on": [base["task_id"]]}, token=alice)
+    api.post(f"/tasks/{base['task_id']}/claim", token=bob)
+    cursor = _news(api, alice)["cursor"]
+    carol_cursor = _news(api, carol)["cursor"]
+    api.post(f"/tasks/{base['task_id']}/status", {"status": "done"}, token=bob)
+    [item] = _news(api, alice, cursor)["items"]
+    assert item["kind"] == "task.dependency_done" and item["dependency_id"] == base["task_id"]
+    assert item["text"] == (
+        f"task {base['task_id']} (Schema), which your task {mine.json()['task_id']} (API) "
+        "depends on, is done"
+    )
+    assert _news(api, carol, carol_cursor)["items"] == []

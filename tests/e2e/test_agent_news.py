@@ -239,3 +239,40 @@ def test_lanes_news_prints_what_the_hooks_have_not_shown(
     assert f"note {shown:02d}" in printed[0] and "note 39" in printed[-1]
     assert co.read(SID_A, "README") is None
     assert lanes_json(co.repo, co.env, "news", "--agent", a)["items"] == []
+
+
+def test_a_waiting_hook_wakes_the_agent_within_two_seconds_of_a_message(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """`lanes news --wait`, the command a background hook runs while the agent is idle:
+    exit 2 with the news on stderr (the hooks reference's "blocking error": stderr goes to
+    the model) as soon as something needs the agent."""
+    url = agent_server.url
+    co, key = setup(agent_server, tmp_path)
+    a = f"claude-{SID_A}"
+    co.run(SID_A, "SessionStart")
+    co.run(SID_B, "SessionStart")
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "agentlanes", "news", "--wait", "--agent", a, "--timeout", "30"],
+        cwd=co.repo,
+        env=co.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(2)  # connected, attached, subscribed
+        assert waiter.poll() is None  # nothing needs the agent yet
+        sent = time.monotonic()
+        message_id = send(url, key, co.session(SID_B)["session_token"], a, "CI is red")
+        _, err = waiter.communicate(timeout=10)
+        woke = time.monotonic() - sent
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+    assert waiter.returncode == 2, err
+    assert err.strip().endswith(f"message {message_id}: CI is red")
+    assert woke < 2.0
+    # Put in the agent's context by the wake: delivered, and not injected again.
+    assert co.read(SID_A, "README") is None
+    assert inbox(url, key, co.session(SID_A)["session_token"])[0]["delivered_at"] is not None

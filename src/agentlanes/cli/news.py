@@ -24,6 +24,15 @@ MAX_PAGES = 20
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("news", help="what concerns your session since you last heard")
     p.add_argument("--agent", help=AGENT_HELP)
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait (on the event socket) for an item that needs the agent: a message to it or "
+        "a certain overlap; print it on stderr and exit 2 (a hook that wakes the agent)",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="with --wait: give up after S"
+    )
     add_json(p)
     p.set_defaults(func=news)
 
@@ -33,6 +42,8 @@ def news(args: argparse.Namespace) -> int:
 
     cfg = local_config()
     session = local_session(cfg, args.agent)
+    if args.wait:
+        return wait(cfg, session, args.timeout)
     cursor = session.get("news_cursor")
     items: list[dict[str, Any]] = []
     recovered = True
@@ -55,6 +66,59 @@ def news(args: argparse.Namespace) -> int:
     for item in items:
         print(f"agentlanes: {item.get('text')}")
     return 0
+
+
+EXIT_WAKE = 2  # Claude Code: a hook's exit 2 puts its stderr before the model
+
+
+def wait(cfg: Any, session: dict[str, Any], timeout: float) -> int:
+    """Hold an attached socket subscribed to the session's news until an item needs the
+    agent (a message to it, a certain overlap), then print the unseen items on stderr, mark
+    them seen and delivered, and exit 2; exit 0 after ``timeout`` with nothing to say.
+
+    For Claude Code's background hooks: an ``"async": true`` hook's exit 2 can wake an
+    idle agent where ``asyncRewake`` is supported (not in the official hooks reference;
+    docs/agents.md, "Waking")."""
+    import sys
+    import time
+
+    from agentlanes.hooks.news import CERTAIN_KINDS, URGENT_KINDS, _remember
+
+    agent = session.get("agent_name")
+    cursor = session.get("news_cursor")
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    with client_errors(), make_client(cfg, session["session_token"]) as client:
+        frames = client.events(
+            attach=True, news=lambda: cursor, idle_timeout=max(0.1, timeout), max_failures=3
+        )
+        for frame in frames:
+            if time.monotonic() > deadline:
+                return 0
+            item = (frame.model_extra or {}).get("item") if frame.type == "news" else None
+            if not isinstance(item, dict) or item.get("kind") == "summary":
+                continue
+            seen.append(item)
+            urgent = item.get("kind") in URGENT_KINDS or (
+                item.get("kind") in CERTAIN_KINDS and item.get("certain")
+            )
+            if not urgent:
+                continue
+            for line in seen:
+                print(f"agentlanes: {line.get('text')}", file=sys.stderr)
+            if agent and session.get("source") != "AGENTLANES_SESSION_TOKEN":
+                _remember(cfg, agent, item.get("cursor"))
+            ids = [i["message_id"] for i in seen if i.get("kind") == "message"]
+            if ids:
+                client.run(_delivered_call(ids))
+            return EXIT_WAKE
+    return 0
+
+
+def _delivered_call(ids: list[int]) -> Any:
+    from agentlanes.client.calls import API, Call, as_json
+
+    return Call("POST", f"{API}/news/delivered", as_json, {"message_ids": ids}, token="required")
 
 
 class NewsFile:

@@ -244,7 +244,7 @@ def item_for(
     elif kind == "message.created":
         found = _message(mine, data["message"])
     elif kind.startswith("task.") or kind == "checkpoint.resolved":
-        found = _task(current, mine, kind, data)
+        found = _task(current, mine, recent)
     elif kind in ("lease.released", "lease.expired"):
         found = _lease_free(ctx, project, mine, data["lease"])
     elif kind.startswith("consensus."):
@@ -395,9 +395,12 @@ def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | Non
     }
 
 
-def _my_task(current: LiveProject, mine: LiveSession) -> dict[str, Any] | None:
-    """The task the session claimed last, as the newest event about it shows it."""
+def _my_task(current: LiveProject, mine: LiveSession, before: int) -> dict[str, Any] | None:
+    """The task the session was working on before offset ``before``, as the newest event
+    about it then showed it."""
     for recent in reversed(current.recent):
+        if recent.offset >= before:
+            continue
         task = recent.data.get("task") if recent.type.startswith("task.") else None
         if isinstance(task, dict):
             claimed = task.get("claimed_by") or {}
@@ -406,9 +409,26 @@ def _my_task(current: LiveProject, mine: LiveSession) -> dict[str, Any] | None:
     return None
 
 
-def _task(
-    current: LiveProject, mine: LiveSession, kind: str, data: dict[str, Any]
+def _waiting_on(
+    current: LiveProject, mine: LiveSession, dependency: str, before: int
 ) -> dict[str, Any] | None:
+    """A task of the session's agent (it created or claimed it) that depends on
+    ``dependency``, as the newest event about it before offset ``before`` showed it."""
+    seen: set[str] = set()
+    for recent in reversed(current.recent):
+        task = recent.data.get("task") if recent.type.startswith("task.") else None
+        if recent.offset >= before or not isinstance(task, dict) or task["task_id"] in seen:
+            continue
+        seen.add(task["task_id"])
+        claimed = task.get("claimed_by") or {}
+        ours = task.get("created_by") == mine.agent_name or claimed.get("session_id") == mine.id
+        if ours and dependency in (task.get("depends_on") or []) and task["status"] != "done":
+            return task
+    return None
+
+
+def _task(current: LiveProject, mine: LiveSession, recent: Recent) -> dict[str, Any] | None:
+    kind, data = recent.type, recent.data
     actor = data.get("agent_name")
     if actor == mine.agent_name:
         return None  # its own doing
@@ -423,7 +443,7 @@ def _task(
             }
         return None
     if kind == "task.note":
-        mine_task = _my_task(current, mine)
+        mine_task = _my_task(current, mine, recent.offset)
         if mine_task is None or mine_task["task_id"] != data.get("task_id"):
             return None
         note = " ".join(str((data.get("note") or {}).get("body") or "").split())[:300]
@@ -433,18 +453,18 @@ def _task(
             "task_id": data["task_id"],
         }
     if kind == "task.status" and task and data.get("to") == "done":
-        mine_task = _my_task(current, mine)
-        if mine_task is not None and task["task_id"] in (mine_task.get("depends_on") or []):
+        waiting = _waiting_on(current, mine, task["task_id"], recent.offset)
+        if waiting is not None:
             return {
                 "kind": "task.dependency_done",
                 "text": f"task {task['task_id']} ({task['title']}), which your task "
-                f"{mine_task['task_id']} depends on, is done",
-                "task_id": mine_task["task_id"],
+                f"{waiting['task_id']} ({waiting['title']}) depends on, is done",
+                "task_id": waiting["task_id"],
                 "dependency_id": task["task_id"],
             }
         return None
     if kind in ("task.released", "checkpoint.resolved"):
-        if _my_task(current, mine) is not None:
+        if _my_task(current, mine, recent.offset) is not None:
             return None  # busy: a task ready for it is one it could take
         if kind == "task.released" and task:
             return {

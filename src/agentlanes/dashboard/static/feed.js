@@ -98,6 +98,8 @@ export function describe(frame) {
       return `${d.agent_name} read message ${d.message_id}`;
     case "message.acked":
       return `${d.agent_name} acknowledged message ${d.message_id}`;
+    case "message.delivered":
+      return `${(d.message_ids || []).length} message(s) reached ${d.agent_name}'s context`;
     default:
       return frame.type;
   }

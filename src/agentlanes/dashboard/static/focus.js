@@ -29,6 +29,7 @@ function concerns(frame, sessionId, name) {
     }
     case "message.read":
     case "message.acked":
+    case "message.delivered":
       return d.agent_name === name;
     default:
       return JSON.stringify(d).includes(sessionId);
