@@ -8,16 +8,17 @@ head (and its Content-Length body) or a TLS client hello, sends ``answer`` and c
 
 from __future__ import annotations
 
-import contextlib
 import socket
+import ssl
 import struct
 import threading
 from types import TracebackType
 
 
 class RawServer:
-    def __init__(self, answer: bytes = b"") -> None:
+    def __init__(self, answer: bytes = b"", tls: ssl.SSLContext | None = None) -> None:
         self.answer = answer
+        self.tls = tls  # speak TLS with this server context (its certificate)
         self.reset = False
         self.requests = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -52,8 +53,15 @@ class RawServer:
                 continue
             except OSError:
                 return
-            with conn, contextlib.suppress(OSError):
+            try:
+                if self.tls is not None:
+                    conn.settimeout(5)
+                    conn = self.tls.wrap_socket(conn, server_side=True)
                 self._answer(conn)
+            except OSError:  # ssl.SSLError too: the client refused the handshake
+                pass
+            finally:
+                conn.close()
 
     def _answer(self, conn: socket.socket) -> None:
         conn.settimeout(5)

@@ -7,8 +7,12 @@ values, or raises LeanUnreachable: the one failure the git hook and the guard tu
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import ssl
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -169,3 +173,48 @@ def test_a_reset_connection_is_unreachable(raw: RawServer) -> None:
         assert isinstance(outcome(raw, b""), LeanUnreachable)
     finally:
         raw.reset = False
+
+
+def self_signed(tmp_path: Path) -> ssl.SSLContext:
+    """A server context with a certificate for 127.0.0.1 that no client trusts."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=1))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    pem = tmp_path / "server.pem"
+    pem.write_bytes(
+        cert.public_bytes(serialization.Encoding.PEM)
+        + key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pem)
+    return context
+
+
+def test_a_certificate_the_client_does_not_trust_is_unreachable(tmp_path: Path) -> None:
+    """A real TLS server whose certificate fails verification: a TLS error, nothing else."""
+    with RawServer(ok(b'{"ok": true}'), tls=self_signed(tmp_path)) as server:
+        failed = outcome(server, ok(b'{"ok": true}'), "https")
+    assert isinstance(failed, LeanUnreachable) and "CERTIFICATE_VERIFY_FAILED" in str(failed)

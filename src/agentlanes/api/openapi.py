@@ -243,18 +243,20 @@ def _closed_models() -> set[str]:
 # cannot hold it); the document says so on every string and free-form object of a body.
 # JsonWithoutNul (the values of `meta`, `config`, ...) has no `type` and no `anyOf`: each
 # keyword applies only to its own kind of value (`not` to strings, `items` to arrays,
-# `propertyNames` and `additionalProperties` to objects), so it admits any JSON value
-# whose strings and keys hold no NUL. The same set as an `anyOf` of one branch per type,
-# but generators take it: openapi-python-client 0.29 cannot parse a union that refers to
-# itself, and dropped POST /checkin and PUT /agents/{name} (see
-# tests/e2e/test_generated_client.py); here it sees any JSON value.
+# `propertyNames` and, through `if`/`then`, `additionalProperties` to objects), so it
+# admits any JSON value whose strings and keys hold no NUL: the same set as an `anyOf` of
+# one branch per type, in a shape generators take. openapi-python-client 0.29 cannot parse
+# a union that refers to itself (it dropped POST /checkin and PUT /agents/{name}: see
+# tests/e2e/test_generated_client.py) and sees any value here; openapi-typescript 7 reads a
+# bare `additionalProperties` as "an object", hence the `if`, and sees `unknown`.
 _NO_NUL: dict[str, Any] = {"type": "string", "pattern": "\\x00"}
 JSON_WITHOUT_NUL: dict[str, Any] = {
     "description": "Any JSON value without a NUL character in a string or key",
     "not": _NO_NUL,
     "items": {"$ref": "#/components/schemas/JsonWithoutNul"},
     "propertyNames": {"not": _NO_NUL},
-    "additionalProperties": {"$ref": "#/components/schemas/JsonWithoutNul"},
+    "if": {"type": "object"},
+    "then": {"additionalProperties": {"$ref": "#/components/schemas/JsonWithoutNul"}},
 }
 
 
