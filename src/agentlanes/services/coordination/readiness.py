@@ -5,14 +5,16 @@ paths of the task it works on). The ready list is these rules over every pending
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import anyio.to_thread
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import ConflictDetector, Scope
+from agentlanes.domain.conflicts import ConflictDetector, Scope, SearchTooLong
 from agentlanes.services import validation
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination.task_views import task_view
@@ -67,6 +69,47 @@ async def blockers(db: AsyncSession, project_id: int, task: Task) -> dict[str, l
     }
 
 
+def _ready(
+    live: Iterable[AgentSession],
+    task_paths: dict[str, list[str]],
+    pending: Iterable[Any],
+    statuses: dict[str, str],
+    gates: dict[str, list[Checkpoint]],
+    own_id: str | None,
+    limit: int,
+    deadline: float,
+) -> list[str]:
+    """The ready tasks' ids, decided in a worker thread (long paths against many live
+    patterns can take seconds: never on the event loop). Past ``deadline`` the tasks
+    not yet decided are left out, as a task that may be claimed is (SPEC "One agent
+    cannot hurt another": no request takes more than 2 s)."""
+    detector = claims_detector(live, task_paths)
+    ready_ids: list[str] = []
+    for task_id, depends_on, paths, claimed in pending:
+        if claimed is not None:
+            continue
+        if any(statuses.get(d) != "done" for d in depends_on or []):
+            continue
+        if any(cp.status != "passed" for cp in gates.get(task_id, [])):
+            continue
+        try:
+            found = (
+                detector.find(
+                    patterns=paths, exclude_session_id=own_id, deadline=deadline, max_files=1
+                )
+                if paths
+                else []
+            )
+        except SearchTooLong:
+            break
+        if any(c.certain for c in found):  # certain overlaps only (SPEC)
+            continue
+        ready_ids.append(task_id)
+        if len(ready_ids) >= limit:
+            break
+    return ready_ids
+
+
 async def ready_tasks(
     ctx: ServiceContext, project: Project, *, token: str | None = None, limit: int | None = None
 ) -> dict[str, Any]:
@@ -102,21 +145,10 @@ async def ready_tasks(
         task_paths: dict[str, list[str]] = {}
         for session_id, paths in working:
             task_paths.setdefault(session_id or "", []).extend(paths or [])
-        detector = claims_detector(live, task_paths)
-        ready_ids: list[str] = []
-        for task_id, depends_on, paths, claimed in pending:
-            if claimed is not None:
-                continue
-            if any(statuses.get(d) != "done" for d in depends_on or []):
-                continue
-            if any(cp.status != "passed" for cp in gates.get(task_id, [])):
-                continue
-            found = detector.find(patterns=paths, exclude_session_id=own_id) if paths else []
-            if any(c.certain for c in found):  # certain overlaps only (SPEC)
-                continue
-            ready_ids.append(task_id)
-            if len(ready_ids) >= limit:
-                break
+        deadline = time.monotonic() + ctx.settings.conflict_search_seconds
+        ready_ids = await anyio.to_thread.run_sync(
+            lambda: _ready(live, task_paths, pending, statuses, gates, own_id, limit, deadline)
+        )
         rows = {
             t.id: t for t in (await db.exec(select(Task).where(col(Task.id).in_(ready_ids)))).all()
         }

@@ -7,12 +7,14 @@ declared files, or the paths of the task they work on) overlap the task's paths 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import anyio.to_thread
 from sqlmodel import col, select
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import ConflictDetector
+from agentlanes.domain.conflicts import ConflictDetector, SearchTooLong
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination.readiness import claims_detector, gates_by_task
 from agentlanes.services.coordination.task_views import task_view
@@ -65,28 +67,40 @@ async def task_board(ctx: ServiceContext, project: Project) -> dict[str, Any]:
     for t in open_rows:
         if t.status == "in_progress" and t.claimed_session_id:
             task_paths.setdefault(t.claimed_session_id, []).extend(t.paths or [])
-    detector = claims_detector(live, task_paths)
+    deadline = time.monotonic() + ctx.settings.conflict_search_seconds
 
-    tasks: list[dict[str, Any]] = []
-    for t in open_rows:
-        view = task_view(t)
-        if t.status == "in_progress":
-            view["state"] = "stale" if t.stale_since else "claimed"
-        elif t.status == "blocked":
-            view["state"] = "blocked"
-        else:
-            waiting = _waiting_on(t, deps, gates.get(t.id, []), detector)
-            view["state"] = "waiting" if waiting else "ready"
-            if waiting:
-                view["waiting_on"] = waiting
-        tasks.append(view)
+    def board() -> list[dict[str, Any]]:
+        # In a worker thread: deciding long paths against many live patterns can take
+        # seconds, and nobody else waits for it; past the deadline, the claims of the
+        # tasks left are reported undecided.
+        detector = claims_detector(live, task_paths)
+        tasks: list[dict[str, Any]] = []
+        for t in open_rows:
+            view = task_view(t)
+            if t.status == "in_progress":
+                view["state"] = "stale" if t.stale_since else "claimed"
+            elif t.status == "blocked":
+                view["state"] = "blocked"
+            else:
+                waiting = _waiting_on(t, deps, gates.get(t.id, []), detector, deadline)
+                view["state"] = "waiting" if waiting else "ready"
+                if waiting:
+                    view["waiting_on"] = waiting
+            tasks.append(view)
+        return tasks
+
+    tasks = await anyio.to_thread.run_sync(board)
     for t in finished:
         tasks.append({**task_view(t), "state": t.status})
     return {"tasks": tasks}
 
 
 def _waiting_on(
-    t: Task, deps: dict[str, Task], gates: list[Checkpoint], detector: ConflictDetector
+    t: Task,
+    deps: dict[str, Task],
+    gates: list[Checkpoint],
+    detector: ConflictDetector,
+    deadline: float | None = None,
 ) -> dict[str, Any] | None:
     dependencies = [
         {
@@ -103,8 +117,14 @@ def _waiting_on(
         if cp.status != "passed"
     ]
     claimed: list[dict[str, Any]] = []
+    undecided = False
+    found: list[Any] = []
     if t.paths and not t.claimed_session_id:
-        for c in detector.find(patterns=list(t.paths)):
+        try:
+            found = detector.find(patterns=list(t.paths), deadline=deadline, max_files=10)
+        except SearchTooLong:
+            undecided = True
+        for c in found:
             certain = [f for f in c.overlapping_files if _certain(f)]
             if certain:
                 f = certain[0]
@@ -125,6 +145,9 @@ def _waiting_on(
     if claimed:
         reasons["claimed_paths"] = claimed[:CLAIMS_SHOWN]
         reasons["claimed_paths_total"] = len(claimed)
+    if undecided:
+        # Its paths could not be decided against the live claims in time: not ready.
+        reasons["claimed_paths_undecided"] = True
     if t.claimed_session_id:
         reasons["claimed_by"] = t.claimed_agent_name
     return reasons or None

@@ -1,0 +1,96 @@
+"""Issue 24's cases against a real server: what never answered, or answered hundreds of
+megabytes, now answers within 2 s and a few kilobytes, through the HTTP API and the MCP
+checkin tool alike."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+
+from tests.e2e.conftest import create_project
+from tests.support.server import ServerProcess
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def _mcp(url: str, key: str, sid: str | None, message: dict[str, Any]) -> httpx.Response:
+    headers = {**MCP_HEADERS, "X-API-Key": key}
+    if sid:
+        headers |= {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+    return httpx.post(f"{url}/mcp", json=message, headers=headers, timeout=10)
+
+
+def _result(r: httpx.Response) -> Any:
+    body = r.text
+    if r.headers["content-type"].startswith("text/event-stream"):
+        body = next(line[5:] for line in body.splitlines() if line.startswith("data:"))
+    return json.loads(body)
+
+
+def test_the_mcp_checkin_tool_refuses_a_huge_brace_expansion_at_once(
+    agent_server: ServerProcess,
+) -> None:
+    key = create_project(agent_server.url)["api_key"]
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    r = _mcp(agent_server.url, key, None, init)
+    assert r.status_code == 200, r.text
+    sid = r.headers["mcp-session-id"]
+    _mcp(agent_server.url, key, sid, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for n, pattern in enumerate(["{1..1000000000000000000}", "{a,b}" * 24, "{,}"]):
+        call = {
+            "jsonrpc": "2.0",
+            "id": 10 + n,
+            "method": "tools/call",
+            "params": {"name": "checkin", "arguments": {"declared_files": [pattern]}},
+        }
+        started = time.monotonic()
+        r = _mcp(agent_server.url, key, sid, call)
+        assert time.monotonic() - started < 2
+        assert r.status_code == 200, r.text
+        result = _result(r)["result"]
+        assert result["isError"] is True, result
+        text = result["content"][0]["text"]
+        assert "declared_files" in text and ("alternatives" in text or "brace" in text), text
+
+
+def test_the_issues_large_answers_are_bounded(agent_server: ServerProcess) -> None:
+    """conflicts/check with 10,000 paths against 600 sessions answered 655 MB; a check-in
+    of 256 one-kilobyte patterns against 256 similar ones took 16.6 s and 268 MB."""
+    url = agent_server.url
+    key = create_project(url)["api_key"]
+    headers = {"X-API-Key": key}
+    with httpx.Client(base_url=f"{url}/api/v1", headers=headers, timeout=30) as client:
+        for i in range(600):
+            body = {"agent_name": f"a{i}", "declared_files": ["src/**", f"lib{i}/**/*.py"]}
+            assert client.post("/checkin", json=body).status_code == 201
+        paths = [f"src/d{k % 100}/f{k}.py" for k in range(10_000)]
+        started = time.monotonic()
+        r = client.post("/conflicts/check", json={"paths": paths})
+        assert time.monotonic() - started < 2
+        assert r.status_code == 200 and len(r.content) < 200_000, len(r.content)
+        answer = r.json()
+        assert answer["conflicts_total"] == 600 and answer["truncated"] is True
+        assert len(answer["conflicts"]) == 100
+        assert all(len(c["overlapping_files"]) == 10 for c in answer["conflicts"])
+
+    key = create_project(url)["api_key"]
+    long = "x" * 1000
+    with httpx.Client(base_url=f"{url}/api/v1", headers={"X-API-Key": key}, timeout=30) as c:
+        holder = {"agent_name": "holder", "declared_files": [f"{long}{i:04d}*" for i in range(256)]}
+        assert c.post("/checkin", json=holder).status_code == 201
+        started = time.monotonic()
+        r = c.post("/checkin", json={"declared_files": [f"*{long}{i:04d}" for i in range(256)]})
+        assert time.monotonic() - started < 2
+        assert r.status_code in (201, 400) and len(r.content) < 200_000, r.text[:300]
