@@ -62,12 +62,20 @@ def int_query(minimum: int, maximum: int, description: str) -> Any:
     ]
 
 
-def text_query(min_length: int, max_length: int, description: str) -> Any:
-    """An optional string query parameter of ``min_length..max_length`` characters."""
+def text_query(
+    min_length: int, max_length: int, description: str, pattern: str | None = None
+) -> Any:
+    """An optional string query parameter of ``min_length..max_length`` characters (and of
+    ``pattern``, when given)."""
+    extra = {} if pattern is None else {"pattern": pattern}
     return Annotated[
         str | None,
         _documented(
-            description, type=OpenAPIType.STRING, min_length=min_length, max_length=max_length
+            description,
+            type=OpenAPIType.STRING,
+            min_length=min_length,
+            max_length=max_length,
+            **extra,
         ),
     ]
 

@@ -71,7 +71,12 @@ async def _body_token(request: Request[Any, Any, Any]) -> str | None:
 
 
 # Parsed by the service (our 400 naming it); documented as the range it takes.
-Cursor = text_query(1, 9, "Where the page starts: a next_cursor from the page before (opaque)")
+Cursor = text_query(
+    1,
+    9,
+    "Where the page starts: a next_cursor from the page before (opaque)",
+    pattern="^[0-9]{1,9}$",
+)
 ConflictLimit = int_query(
     1, LIMITS.page_size, "How many conflicts at most (default and cap: answer_max_conflicts)"
 )
