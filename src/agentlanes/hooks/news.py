@@ -94,17 +94,20 @@ def from_local_file(cfg: LocalConfig, agent: str, cursor: str | None) -> list[An
     except ValueError:
         return None
     start = head.get("from") if isinstance(head, dict) else None
-    if cursor is None or (start is not None and _after(start, cursor)):
-        return None  # the file does not cover what came right after our cursor
-    items = []
+    written = []
     for line in lines[1:]:
         try:
             item = json.loads(line)
         except ValueError:
             continue  # a line being written
-        if isinstance(item, dict) and _after(item.get("cursor"), cursor):
-            items.append(item)
-    return items
+        if isinstance(item, dict):
+            written.append(item)
+    if start is None and written and written[0].get("kind") == "summary":
+        # Started without a cursor: its news begins where its summary stood.
+        start = written[0].get("cursor")
+    if cursor is None or start is None or _after(start, cursor):
+        return None  # the file does not cover what came right after our cursor
+    return [item for item in written if _after(item.get("cursor"), cursor)]
 
 
 def unseen(
@@ -141,8 +144,10 @@ def render(items: list[Any], more: bool, max_chars: int) -> tuple[list[str], int
         used += len(line) + 1
         shown += 1
     left = len(items) - shown
-    if left or more:
+    if left:
         lines.append(f"{PREFIX}{left}{'+' if more else ''} more: lanes news")
+    elif more:
+        lines.append(f"{PREFIX}more: lanes news")
     return lines, shown
 
 
