@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, JSONBody, QueryParameter
 
 from agentlanes.api.answers import (
     CheckinAnswer,
@@ -22,7 +22,7 @@ from agentlanes.api.answers import (
 )
 from agentlanes.api.deps import Ctx, Proj, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
-from agentlanes.api.query import int_param, int_query, text_query
+from agentlanes.api.query import int_param, int_query
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -71,7 +71,17 @@ async def _body_token(request: Request[Any, Any, Any]) -> str | None:
 
 
 # Parsed by the service (our 400 naming it); documented as the range it takes.
-Cursor = text_query(1, 9, "Where the page starts: a next_cursor from the page before (opaque)")
+Cursor = Annotated[
+    str | None,
+    QueryParameter(
+        schema_extra={
+            "one_of": None,
+            "type": OpenAPIType.STRING,
+            "pattern": "^[0-9]{1,9}$",
+            "description": "Where the page starts: a next_cursor from the page before (opaque)",
+        }
+    ),
+]
 ConflictLimit = int_query(
     1, LIMITS.page_size, "How many conflicts at most (default and cap: answer_max_conflicts)"
 )
