@@ -175,7 +175,7 @@ def hostile_request(draw: st.DrawFn) -> tuple[str, str, Any, bool]:
     """(method, path, body, needs the mover's token)."""
     kind = draw(
         st.sampled_from(
-            ["checkin", "status", "check", "check_paths", "task", "body", "ready", "board"]
+            ["checkin", "status", "check", "check_paths", "task", "body", "ready", "board", "pairs"]
         )
     )
     if kind == "checkin":
@@ -192,6 +192,8 @@ def hostile_request(draw: st.DrawFn) -> tuple[str, str, Any, bool]:
         return "GET", "/tasks/ready", None, False
     if kind == "board":
         return "GET", "/board/tasks", None, False
+    if kind == "pairs":
+        return "GET", "/conflicts", None, False
     path = draw(st.sampled_from(["/checkin", "/status", "/conflicts/check", "/tasks"]))
     field = draw(st.sampled_from(["declared_files", "patterns", "paths", "meta", "title"]))
     return "POST", path, {field: draw(json_value)}, path == "/status"

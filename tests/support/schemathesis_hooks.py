@@ -133,15 +133,24 @@ def heartbeat_ttl_not_below_interval(ctx: Any, case: Any) -> bool:
     return not numbers or ttl >= interval
 
 
-def _each(hook: Any) -> Any:
+def _each_failure(hook: Any) -> Any:
     """A function object of its own for one registration: schemathesis keeps a hook's
     operation filter on the function, so the same function registered for several
     operations would apply only to the last one named."""
 
-    def registered(*args: Any) -> Any:
-        return hook(*args)
+    def filter_failure(ctx: Any, failure: Any, case: Any, response: Any) -> bool:
+        return bool(hook(ctx, failure, case, response))
 
-    return registered
+    return filter_failure
+
+
+def _each_case(hook: Any) -> Any:
+    """As ``_each_failure``, for a case filter."""
+
+    def filter_case(ctx: Any, case: Any) -> bool:
+        return bool(hook(ctx, case))
+
+    return filter_case
 
 
 def an_ended_session_is_not_a_refusal(ctx: Any, failure: Any, case: Any, response: Any) -> bool:
@@ -159,7 +168,7 @@ for _method, _path in (
     ("POST", "/api/v1/checkout"),
 ):
     schemathesis.hook("filter_failure").apply_to(method=_method, path=_path)(
-        _each(an_ended_session_is_not_a_refusal)
+        _each_failure(an_ended_session_is_not_a_refusal)
     )
 
 
@@ -200,7 +209,7 @@ for _method, _path in (
     ("POST", "/api/v1/projects/{slug}/revoke-key"),
 ):
     schemathesis.hook("filter_case").apply_to(method=_method, path=_path)(
-        _each(_not_the_fuzz_project)
+        _each_case(_not_the_fuzz_project)
     )
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, FileOverlap, Scope
 
 
@@ -234,3 +238,36 @@ def test_a_conflict_is_certain_by_its_area_or_by_one_certain_overlap() -> None:
         "if_directory": "package.json",
     }
     assert "if_directory" not in found["s3"].overlapping_files[1]._asdict()
+
+
+def test_max_files_keeps_certain_overlaps_first_and_says_when_there_were_more() -> None:
+    """Issue 24: a conflict carries at most max_files overlaps, certain ones first; its
+    certain flag still counts them all; the work per session follows max_files."""
+    maybes = tuple(f"lib/m{i}" for i in range(5))  # literals: overlap only if directories
+    detector = ConflictDetector([Scope("s", "a", None, (*maybes, "lib/sure.py"))])
+    (c,) = detector.find(patterns=["lib/**/*.py"], max_files=2)
+    assert c.certain and c.files_truncated
+    assert [f.certain for f in c.overlapping_files] == [True, False]
+    (full,) = detector.find(patterns=["lib/**/*.py"])
+    assert len(full.overlapping_files) == 6 and not full.files_truncated
+    # Few enough: all of them, in the usual order.
+    (few,) = detector.find(patterns=["lib/**/*.py"], max_files=6)
+    assert few.overlapping_files == full.overlapping_files and not few.files_truncated
+
+
+def test_a_search_past_its_deadline_stops() -> None:
+    """Two 1 KB near-duplicates cost milliseconds each: 64 against 64 stop at once
+    when the deadline has passed, rather than running for seconds."""
+    from agentlanes.domain.conflicts import SearchTooLong
+
+    body = "x" * 1000
+    detector = ConflictDetector(
+        [Scope("s", "a", None, tuple(f"{body}{i:04d}*" for i in range(64)))]
+    )
+    mine = [f"*{body}{i:04d}" for i in range(64)]
+    started = time.monotonic()
+    with pytest.raises(SearchTooLong):
+        detector.find(patterns=mine, deadline=time.monotonic() + 0.05)
+    assert time.monotonic() - started < 0.5
+    with pytest.raises(SearchTooLong):
+        detector.find(paths=["a/b.py"], deadline=time.monotonic() - 1)

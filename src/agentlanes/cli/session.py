@@ -149,9 +149,21 @@ def checkin(args: argparse.Namespace) -> int:
         f"{result.heartbeat_ttl_seconds} s"
     )
     if data["conflicts"]:
-        print(f"{len(data['conflicts'])} conflicting session(s):")
-        print_conflicts(data["conflicts"])
+        _say_conflicts(data)
     return 0
+
+
+def _say_conflicts(data: dict[str, Any]) -> None:
+    """The conflicts an answer lists; the server lists at most answer_max_conflicts."""
+    shown = data["conflicts"]
+    total = data.get("conflicts_total") or len(shown)
+    print(f"{total} conflicting session(s):")
+    print_conflicts(shown)
+    if total > len(shown):
+        print(
+            f"({len(shown)} shown; the rest: GET /api/v1/sessions/{data.get('session_id')}"
+            "/conflicts?cursor=…)"
+        )
 
 
 # -- status ------------------------------------------------------------------------------------
@@ -219,8 +231,7 @@ def status(args: argparse.Namespace) -> int:
         ],
     )
     if data.get("conflicts"):
-        print(f"{len(data['conflicts'])} conflicting session(s):")
-        print_conflicts(data["conflicts"])
+        _say_conflicts(data)
     return 0
 
 
