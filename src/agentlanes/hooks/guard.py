@@ -64,6 +64,11 @@ def tool_targets(payload: dict[str, Any]) -> tuple[list[tuple[str, bool]], str]:
         if not isinstance(raw, str) or not raw:
             return [], base
         return [(os.path.normpath(os.path.join(base, raw)), False)], base
+    if tool == "apply_patch":  # Codex (and OpenCode): the files named in the patch text
+        from agentlanes.hooks.adapters.core import patch_paths
+
+        files = patch_paths(tool_input.get("command") or tool_input.get("patchText"))
+        return [(os.path.normpath(os.path.join(base, f)), False) for f in files], base
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):
