@@ -112,8 +112,7 @@ def plan_codex(root: Path, program: list[str]) -> list[Change]:
         "PreToolUse": group(10, "Bash|apply_patch"),
         "PostToolUse": group(10, "Bash|apply_patch"),
         "Stop": group(10),
-        "SessionEnd": group(15),
-    }
+    }  # Codex has no session-end event: the keepalive ends the session with the process
     _merge_groups(path, _hooks_of(path, data), wanted)
     after = _keep_bytes(before, _dump(data))
     return [Change(path, before, after, "Codex hooks: " + ", ".join(wanted))]

@@ -1,10 +1,12 @@
 """Codex's hooks (https://developers.openai.com/codex/hooks): the same wire format as
 Claude Code's. ``.codex/hooks.json`` runs ``lanes guard --agent codex`` for
 ``SessionStart``, ``PreToolUse`` (``Bash`` and ``apply_patch``: the files are read out of
-the patch text in ``tool_input.command``), ``PostToolUse``, ``UserPromptSubmit``,
-``Stop`` and ``SessionEnd``; the answers are Claude Code's (``hookSpecificOutput`` with
+the patch text in ``tool_input.command``), ``PostToolUse``, ``UserPromptSubmit`` and
+``Stop``; the answers are Claude Code's (``hookSpecificOutput`` with
 ``permissionDecision: "deny"`` and ``permissionDecisionReason``; ``additionalContext``).
-The only difference: the agent is ``codex-<session_id>``."""
+Codex has no session-end event (SchemaStore's ``codex-hooks`` lists none): the session
+ends with the keepalive, when the Codex process ends. The agent is
+``codex-<session_id>``."""
 
 from __future__ import annotations
 
