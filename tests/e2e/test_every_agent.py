@@ -40,6 +40,7 @@ pytestmark = pytest.mark.e2e
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "agent_hooks"
 HELD = "src/app.py"
 HOOK_AGENTS = ["codex", "cursor", "gemini", "copilot", "cline", "windsurf"]
+ALICE_TOKENS: dict[str, str] = {}  # project key -> alice's session token
 
 
 def fixture(agent: str) -> dict[str, Any]:
@@ -81,7 +82,8 @@ def setup_repo(
     git(repo, env, "add", ".")
     git(repo, env, "commit", "-q", "--no-verify", "-m", "files")
     alice = make_repo(tmp_path / "alice", env)
-    lanes_json(alice, env, "checkin", "--agent", "alice", "--files", "src/**")
+    alice_session = lanes_json(alice, env, "checkin", "--agent", "alice", "--files", "src/**")
+    ALICE_TOKENS[key] = alice_session["session_token"]
     done = lanes(repo, env, "init", "--agent", agent)
     assert done.returncode == 0, done.stderr + done.stdout
     return repo, env, key
@@ -265,3 +267,68 @@ def test_two_agents_in_one_checkout_keep_two_sessions(
     live = presence(agent_server.url, key)
     assert {"codex-s1", "gemini-s1"} <= set(live)
     assert live["codex-s1"]["session_id"] != live["gemini-s1"]["session_id"]
+
+
+# Where each agent's answer carries context into the agent (news, warnings).
+CONTEXT = {
+    "codex": lambda out: (out.get("hookSpecificOutput") or {}).get("additionalContext"),
+    "cursor": lambda out: out.get("additional_context"),
+    "gemini": lambda out: (out.get("hookSpecificOutput") or {}).get("additionalContext"),
+    "copilot": lambda out: out.get("additionalContext"),
+    "cline": lambda out: out.get("contextModification"),
+}
+
+
+@pytest.mark.parametrize("agent", list(CONTEXT))
+def test_a_message_reaches_the_agents_context_once(
+    agent_server: ServerProcess, tmp_path: Path, agent: str
+) -> None:
+    spec = fixture(agent)
+    repo, env, key = setup_repo(agent_server, tmp_path, agent)
+    sid = "news-1"
+    cmds = commands(repo, agent)
+    events = spec["events"]
+
+    def send(step: str) -> Any:
+        done = run_hook(
+            repo, env, cmds[events[step]["event"]], fill(events[step]["input"], repo, sid)
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout) if done.stdout.strip() else {}
+
+    send("start")
+    r = httpx.post(
+        f"{agent_server.url}/api/v1/messages",
+        json={"to": f"{agent}-{sid}", "body": "please rebase on main"},
+        headers={"X-API-Key": key, "X-Session-Token": ALICE_TOKENS[key]},
+        timeout=10,
+    )
+    assert r.status_code == 201, r.text
+    text = CONTEXT[agent](send("news"))
+    assert text and text.endswith("please rebase on main") and "alice" in text
+    assert not CONTEXT[agent](send("news"))  # once
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+def test_each_agents_hook_fails_open_unless_fail_closed(tmp_path: Path, agent: str) -> None:
+    """Bad input and an unreachable server let the tool call go on; fail_closed turns an
+    unreachable server into the agent's own refusal."""
+    from tests.support.server import free_port
+
+    down = isolated_env(tmp_path / "home", f"http://127.0.0.1:{free_port()}", "alk_x" * 8)
+    repo = make_repo(tmp_path / "repo", down)
+    assert lanes(repo, down, "init", "--agent", agent).returncode == 0
+    cmds = commands(repo, agent)
+    edit = fixture(agent)["events"]["edit"]
+    command = cmds[edit["event"]]
+    garbled = subprocess.run(
+        ["sh", "-c", command], cwd=repo, env=down, input="{not json", capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    no_traceback(garbled)
+    assert refused(agent, garbled) is None and "not checked" in garbled.stderr
+    payload = fill(edit["input"], repo, "s-down")
+    assert refused(agent, run_hook(repo, down, command, payload)) is None
+    closed = {**down, "AGENTLANES_FAIL_CLOSED": "1"}
+    reason = refused(agent, run_hook(repo, closed, command, payload))
+    assert reason and "fail_closed" in reason
