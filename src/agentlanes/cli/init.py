@@ -11,6 +11,10 @@ Writes (merging with what is there; a second run changes nothing and says so):
 - ``.mcp.json``: the ``agentlanes`` MCP server (``lanes mcp`` over stdio, or with
   ``--mcp http`` the server's own ``/mcp`` endpoint); an entry of your own is kept.
 
+- with ``--agent NAME...`` (default: ``claude`` plus every agent whose project config
+  folder exists), each agent's own hook config (``agentlanes.cli.init_agents``); the
+  Claude Code files above only when ``claude`` is among them.
+
 ``--dry-run`` prints what would change (a diff per file) and writes nothing.
 """
 
