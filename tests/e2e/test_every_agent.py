@@ -179,6 +179,8 @@ def test_each_agents_hooks_check_in_refuse_and_let_reads_pass(
     assert refused(agent, started) is None
     live = presence(agent_server.url, key)
     assert me in live, (list(live), started.stdout, started.stderr)
+    if agent != "windsurf":  # its first edit checks in, as the Claude Code guard does
+        assert live[me]["meta"]["tool"] == agent
 
     # An edit of alice's file, in block mode: the agent's own refusal, naming alice.
     reason = refused(agent, send("edit"))

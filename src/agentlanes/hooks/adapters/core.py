@@ -83,9 +83,8 @@ def start(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> 
     """Check in (or keep a resumed session); the text for the agent's context."""
     from agentlanes.hooks.agent_session import session_start
 
-    return _context_of(
-        session_start(_payload(sid, cwd, "SessionStart"), agent_env(agent, sid, env))
-    )
+    payload = _payload(sid, cwd, "SessionStart", agentlanes_tool=agent)
+    return _context_of(session_start(payload, agent_env(agent, sid, env)))
 
 
 def end(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> None:
