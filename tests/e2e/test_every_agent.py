@@ -334,3 +334,23 @@ def test_each_agents_hook_fails_open_unless_fail_closed(tmp_path: Path, agent: s
     closed = {**down, "AGENTLANES_FAIL_CLOSED": "1"}
     reason = refused(agent, run_hook(repo, closed, command, payload))
     assert reason and "fail_closed" in reason
+
+
+def test_a_copilot_tool_event_without_session_id_acts_for_its_session(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """Copilot CLI's tool payloads may carry no sessionId: the hook acts for the session
+    whose recorded agent process is its ancestor (the sessionStart hook recorded it)."""
+    repo, env, key = setup_repo(agent_server, tmp_path, "copilot")
+    cmds = commands(repo, "copilot")
+    events = fixture("copilot")["events"]
+    run_hook(repo, env, cmds["sessionStart"], fill(events["start"]["input"], repo, "c-1"))
+    edit = fill(events["edit"]["input"], repo, "c-1")
+    del edit["sessionId"]
+    edit["toolArgs"] = json.dumps(
+        {"path": str(repo / "docs/free.md"), "old_str": "", "new_str": "x"}
+    )
+    assert refused("copilot", run_hook(repo, env, cmds["preToolUse"], edit)) is None
+    live = presence(agent_server.url, key)
+    assert live["copilot-c-1"]["declared_files"] == ["docs/free.md"]
+    assert not [name for name in live if name.startswith("copilot-pid")]

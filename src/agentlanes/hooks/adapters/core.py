@@ -46,14 +46,20 @@ def safe_id(raw: Any) -> str | None:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in str(raw).strip())
 
 
-def agent_name(agent: str, sid: Any, env: dict[str, str] | None = None) -> str:
-    """``<agent>-<session id>`` (64 characters at most); without an id, the agent's pid."""
+def agent_name(agent: str, sid: Any, env: dict[str, str] | None = None, cwd: Any = None) -> str:
+    """``<agent>-<session id>`` (64 characters at most). An event without an id (Copilot
+    CLI's tool events may carry none) acts for the agent's local session whose recorded
+    process is an ancestor of this hook (its session start recorded it); else the
+    agent is named after its process, ``<agent>-pid<N>``."""
     env = os.environ if env is None else env
     named = (env.get("AGENTLANES_AGENT_NAME") or "").strip()
     if named:
         return named
     safe = safe_id(sid)
     if safe is None:
+        mine = _session_by_ancestry(agent, cwd, env)
+        if mine:
+            return mine
         from agentlanes.client.identity import agent_process
 
         found = agent_process(env)
@@ -61,10 +67,28 @@ def agent_name(agent: str, sid: Any, env: dict[str, str] | None = None) -> str:
     return f"{agent}-{safe}"[:64]
 
 
-def agent_env(agent: str, sid: Any, env: dict[str, str] | None = None) -> dict[str, str]:
+def _session_by_ancestry(agent: str, cwd: Any, env: dict[str, str]) -> str | None:
+    from agentlanes.client.config import ConfigError, find_repo_root, list_sessions, load_config
+    from agentlanes.client.identity import session_by_ancestry
+
+    root = find_repo_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    if root is None:
+        return None
+    try:
+        sessions = list_sessions(load_config(root, env))
+    except (ConfigError, OSError):
+        return None
+    ours = [s for s in sessions if str(s.get("agent_name") or "").startswith(agent + "-")]
+    found = session_by_ancestry(ours)
+    return str(found["agent_name"]) if found else None
+
+
+def agent_env(
+    agent: str, sid: Any, env: dict[str, str] | None = None, cwd: Any = None
+) -> dict[str, str]:
     """The environment the guard's functions see: the agent named for this event."""
     env = dict(os.environ if env is None else env)
-    env["AGENTLANES_AGENT_NAME"] = agent_name(agent, sid, env)
+    env["AGENTLANES_AGENT_NAME"] = agent_name(agent, sid, env, cwd)
     return env
 
 
@@ -84,14 +108,14 @@ def start(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> 
     from agentlanes.hooks.agent_session import session_start
 
     payload = _payload(sid, cwd, "SessionStart", agentlanes_tool=agent)
-    return _context_of(session_start(payload, agent_env(agent, sid, env)))
+    return _context_of(session_start(payload, agent_env(agent, sid, env, cwd)))
 
 
 def end(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> None:
     """Check out with the changed files this session claims."""
     from agentlanes.hooks.agent_session import session_end
 
-    session_end(_payload(sid, cwd, "SessionEnd", reason=agent), agent_env(agent, sid, env))
+    session_end(_payload(sid, cwd, "SessionEnd", reason=agent), agent_env(agent, sid, env, cwd))
 
 
 def check(
@@ -107,7 +131,7 @@ def check(
     ``command``, ``apply_patch`` with the patch in ``command``), decided by the guard."""
     from agentlanes.hooks.guard import decide
 
-    e = agent_env(agent, sid, env)
+    e = agent_env(agent, sid, env, cwd)
     payload = _payload(sid, cwd, "PreToolUse", tool_name=tool, tool_input=tool_input)
     answer = decide(payload, e)
     out = answer.get("hookSpecificOutput") or {}
@@ -125,7 +149,7 @@ def news(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> s
     """The agent's unseen news as one text (marked seen), or None."""
     from agentlanes.hooks.news import take
 
-    lines = take(_payload(sid, cwd, "PostToolUse"), agent_env(agent, sid, env))
+    lines = take(_payload(sid, cwd, "PostToolUse"), agent_env(agent, sid, env, cwd))
     return "\n".join(lines) or None
 
 
