@@ -205,6 +205,19 @@ for (const step of JSON.parse(stepsJson)) {
   try {
     if (step.event === "tool.execute.before") {
       await hooks["tool.execute.before"](step.input, step.output);
+    } else if (step.event === "message") {
+      const [url, key, token, to] = process.argv.slice(4);
+      const r = await fetch(`${url}/api/v1/messages`, {
+        method: "POST",
+        headers: { "X-API-Key": key, "X-Session-Token": token, "Content-Type": "application/json" },
+        body: JSON.stringify({ to, body: "please rebase on main" }),
+      });
+      if (r.status !== 201) throw new Error(`message: ${r.status}`);
+    } else if (step.event === "experimental.chat.system.transform") {
+      const output = { system: ["you are a coding agent"] };
+      await hooks[step.event]({ sessionID: step.sid }, output);
+      results.push({ ok: true, system: output.system });
+      continue;
     } else {
       await hooks.event({ event: step.input });
     }
@@ -225,10 +238,22 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
     assert "node:child_process" in plugin.read_text()
     sid = "ses_4b2f0c1d"
     steps = [fill(spec["events"][s], repo, sid) for s in ("start", "edit", "read", "shell")]
+    steps += [{"event": "message"}, {"event": "experimental.chat.system.transform", "sid": sid}]
+    steps += [fill(spec["events"]["end"], repo, sid)]
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER)
     done = subprocess.run(
-        ["node", "--experimental-default-type=module", str(driver), str(plugin), json.dumps(steps)],
+        [
+            "node",
+            "--experimental-default-type=module",
+            str(driver),
+            str(plugin),
+            json.dumps(steps),
+            agent_server.url,
+            key,
+            ALICE_TOKENS[key],
+            f"opencode-{sid}",
+        ],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -236,12 +261,19 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    started, edit, read, shell = json.loads(done.stdout.strip().splitlines()[-1])
+    started, edit, read, shell, _, system, _ = json.loads(done.stdout.strip().splitlines()[-1])
     assert started == {"ok": True}
-    assert f"opencode-{sid}" in presence(agent_server.url, key)
+    r = httpx.get(
+        f"{agent_server.url}/api/v1/events/log?since=0", headers={"X-API-Key": key}, timeout=10
+    )
+    kinds = [e["type"] for e in r.json()["events"] if f"opencode-{sid}" in json.dumps(e["data"])]
+    assert kinds[0] == "agent.checkin" and kinds[-1] == "agent.checkout", kinds
     assert not edit["ok"] and f"{HELD} is claimed by alice" in edit["error"]
     assert read == {"ok": True}
     assert not shell["ok"] and f"{HELD} is claimed by alice" in shell["error"]
+    # The news joins the system prompt; session.deleted checks out.
+    assert system["ok"] and system["system"][-1].endswith("please rebase on main")
+    assert f"opencode-{sid}" not in presence(agent_server.url, key)
 
 
 def test_aider_commits_run_the_git_hook(agent_server: ServerProcess, tmp_path: Path) -> None:
@@ -354,3 +386,17 @@ def test_a_copilot_tool_event_without_session_id_acts_for_its_session(
     live = presence(agent_server.url, key)
     assert live["copilot-c-1"]["declared_files"] == ["docs/free.md"]
     assert not [name for name in live if name.startswith("copilot-pid")]
+
+
+@pytest.mark.parametrize("agent", ["cursor", "gemini", "copilot", "cline"])
+def test_a_session_end_checks_out(agent_server: ServerProcess, tmp_path: Path, agent: str) -> None:
+    repo, env, key = setup_repo(agent_server, tmp_path, agent)
+    cmds = commands(repo, agent)
+    events = fixture(agent)["events"]
+    for step in ("start", "end"):
+        done = run_hook(
+            repo, env, cmds[events[step]["event"]], fill(events[step]["input"], repo, "e-1")
+        )
+        assert refused(agent, done) is None
+        live = presence(agent_server.url, key)
+        assert (f"{agent}-e-1" in live) == (step == "start")
