@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
 SHOWN_LINES = 10
-USAGE = "usage: lanes guard [--allow]  (a Claude Code hook: reads the event as JSON on stdin)"
+USAGE = (
+    "usage: lanes guard [--allow]  (a Claude Code hook: reads the event as JSON on stdin; "
+    "other agents: lanes guard --agent NAME)"
+)
 
 
 class GuardInputError(ValueError):
