@@ -22,7 +22,7 @@ from agentlanes.api.answers import (
 )
 from agentlanes.api.deps import Ctx, Proj, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
-from agentlanes.api.query import int_param, int_query
+from agentlanes.api.query import int_param, int_query, text_query
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,

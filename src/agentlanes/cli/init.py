@@ -11,6 +11,10 @@ Writes (merging with what is there; a second run changes nothing and says so):
 - ``.mcp.json``: the ``agentlanes`` MCP server (``lanes mcp`` over stdio, or with
   ``--mcp http`` the server's own ``/mcp`` endpoint); an entry of your own is kept.
 
+- with ``--agent NAME...`` (default: ``claude`` plus every agent whose project config
+  folder exists), each agent's own hook config (``agentlanes.cli.init_agents``); the
+  Claude Code files above only when ``claude`` is among them.
+
 ``--dry-run`` prints what would change (a diff per file) and writes nothing.
 """
 
@@ -77,6 +81,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=("stdio", "http"),
         help="the MCP server in .mcp.json: `lanes mcp` (stdio, the default) or the "
         "server's /mcp endpoint (http); given, it replaces an existing entry",
+    )
+    p.add_argument(
+        "--agent",
+        nargs="+",
+        action="extend",
+        metavar="NAME",
+        help="write these agents' hook configs (claude, codex, cursor, gemini, copilot, cline, "
+        "opencode, windsurf, aider); default: claude plus every agent whose project config "
+        "folder exists (docs/agents.md)",
     )
     add_json(p)
     p.set_defaults(func=init)
@@ -225,11 +238,13 @@ def init(args: argparse.Namespace) -> int:
     with client_errors():
         cfg = load_config(root)
     program = lanes_program()
-    changes = [
-        plan_config(root, cfg.url),
-        plan_claude(root, program),
-        plan_mcp(root, cfg.url, args.mcp, program),
-    ]
+    from agentlanes.cli.init_agents import plan_agents, wanted_agents
+
+    agents = wanted_agents(getattr(args, "agent", None), root)
+    changes = [plan_config(root, cfg.url)]
+    if "claude" in agents:
+        changes += [plan_claude(root, program), plan_mcp(root, cfg.url, args.mcp, program)]
+    changes += plan_agents(root, agents, program)
     hook, script, current = plan_install()
     hook_change = Change(hook, current, script, "git pre-commit hook")
     report = []
@@ -243,12 +258,20 @@ def init(args: argparse.Namespace) -> int:
             if change.action != "unchanged":
                 change.path.parent.mkdir(parents=True, exist_ok=True)
                 change.path.write_text(change.after, encoding="utf-8")
+                if getattr(change, "mode", None):
+                    change.path.chmod(change.mode)  # type: ignore[attr-defined]
         if hook_change.action != "unchanged":
             write_hook(hook, script)
     nothing = all(c["action"] == "unchanged" for c in report)
     if args.json:
         emit_json(
-            {"dry_run": args.dry_run, "changed": not nothing, "files": report, "program": program}
+            {
+                "dry_run": args.dry_run,
+                "changed": not nothing,
+                "files": report,
+                "program": program,
+                "agents": agents,
+            }
         )
         return 0
     if nothing:
@@ -266,6 +289,11 @@ def init(args: argparse.Namespace) -> int:
         f"the hooks and the MCP server run {' '.join(program)} by its absolute path (no PATH "
         "needed); run `lanes init` again if you move or reinstall agentlanes"
     )
+    if "aider" in agents:
+        print(
+            "aider: it has no hooks; .aider.conf.yml now says git-commit-verify: true, so the "
+            "git pre-commit hook checks its commits (it skips git hooks by default)"
+        )
     if args.dry_run:
         print("dry run: nothing written")
     elif not cfg.api_key:

@@ -66,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if args_list[:1] == ["guard"]:
         # Claude Code runs the guard before every edit: skip building the whole parser.
+        if any(a == "--agent" or a.startswith("--agent=") for a in args_list[1:]):
+            from agentlanes.hooks.adapters import main as agent_guard  # every other agent
+
+            return agent_guard(args_list[1:])
         from agentlanes.hooks.guard import main as guard_main
 
         return guard_main(args_list[1:])

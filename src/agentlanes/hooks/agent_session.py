@@ -158,7 +158,8 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
             kept = False
         if not kept:
             files = (session or {}).get("declared_files") or None
-            meta = {"tool": "claude-code", "source": str(payload.get("source") or "startup")}
+            tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
+            meta = {"tool": tool, "source": str(payload.get("source") or "startup")}
             session = checkin_for(cfg, agent, files, meta, process)
         elif process:
             save_session(cfg, {**session, **process})

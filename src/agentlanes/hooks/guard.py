@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOLS = {"NotebookEdit": "notebook_path"}
 SHOWN_LINES = 10
-USAGE = "usage: lanes guard [--allow]  (a Claude Code hook: reads the event as JSON on stdin)"
+USAGE = (
+    "usage: lanes guard [--allow]  (a Claude Code hook: reads the event as JSON on stdin; "
+    "other agents: lanes guard --agent NAME)"
+)
 
 
 class GuardInputError(ValueError):
@@ -64,6 +67,11 @@ def tool_targets(payload: dict[str, Any]) -> tuple[list[tuple[str, bool]], str]:
         if not isinstance(raw, str) or not raw:
             return [], base
         return [(os.path.normpath(os.path.join(base, raw)), False)], base
+    if tool == "apply_patch":  # Codex (and OpenCode): the files named in the patch text
+        from agentlanes.hooks.adapters.core import patch_paths
+
+        files = patch_paths(tool_input.get("command") or tool_input.get("patchText"))
+        return [(os.path.normpath(os.path.join(base, f)), False) for f in files], base
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):

@@ -1,0 +1,63 @@
+"""Cline's hooks (https://docs.cline.bot/features/hooks/hook-reference): one executable
+per hook under ``.clinerules/hooks/``, named after it; each runs
+``lanes guard --agent cline``. The input carries ``hookName``, ``taskId``,
+``workspaceRoots`` and the hook's own object (``preToolUse: {toolName, parameters}``):
+
+- ``TaskStart`` / ``TaskResume``: check in as ``cline-<taskId>``; who else is live goes
+  back as ``contextModification``;
+- ``PreToolUse`` (``write_to_file``, ``replace_in_file``: ``parameters.path``;
+  ``execute_command``: ``parameters.command``): a refusal is
+  ``{"cancel": true, "errorMessage"}``; a pass is ``{"cancel": false}`` with any warning
+  as ``contextModification``;
+- ``PostToolUse``, ``UserPromptSubmit``: the agent's news as ``contextModification``;
+- ``TaskComplete`` / ``TaskCancel``: check out."""
+
+from __future__ import annotations
+
+from agentlanes.hooks.adapters import Answer, core
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PASS: dict[str, Any] = {"cancel": False}
+AGENT = "cline"
+HOOKS = ("TaskStart", "TaskResume", "PreToolUse", "PostToolUse", "UserPromptSubmit",
+         "TaskComplete", "TaskCancel")  # fmt: skip
+FILE_TOOLS = frozenset({"write_to_file", "replace_in_file", "apply_patch", "new_rule"})
+SHELL_TOOLS = frozenset({"execute_command"})
+
+
+def _go(context: str | None = None) -> dict[str, Any]:
+    return {"cancel": False, "contextModification": context} if context else {"cancel": False}
+
+
+def answer(payload: dict[str, Any], event: str | None) -> Answer:
+    name = event or payload.get("hookName")
+    sid, cwd = payload.get("taskId"), core.first_root(payload.get("workspaceRoots"))
+    if name in ("TaskStart", "TaskResume"):
+        return Answer(_go(core.start(AGENT, sid, cwd)))
+    if name in ("TaskComplete", "TaskCancel"):
+        core.end(AGENT, sid, cwd)
+        return Answer(_go())
+    if name == "PreToolUse":
+        call = payload.get("preToolUse")
+        call = call if isinstance(call, dict) else {}
+        tool = call.get("toolName")
+        params = call.get("parameters")
+        params = params if isinstance(params, dict) else {}
+        if tool in SHELL_TOOLS and isinstance(params.get("command"), str):
+            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": params["command"]})
+        elif tool in FILE_TOOLS:
+            path = params.get("path") or params.get("file_path")
+            if not isinstance(path, str) or not path:
+                return Answer(_go())
+            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
+        else:
+            return Answer(_go())  # read_file, search_files, list_files: never refused
+        if verdict.deny:
+            return Answer({"cancel": True, "errorMessage": verdict.deny})
+        return Answer(_go(verdict.context))
+    if name in ("PostToolUse", "UserPromptSubmit"):
+        return Answer(_go(core.news(AGENT, sid, cwd)))
+    return Answer(_go())

@@ -1,0 +1,179 @@
+"""One guard core under every agent's hook adapter (SPEC "Every coding agent").
+
+Each adapter (``agentlanes.hooks.adapters.<agent>``) reads its agent's event JSON and
+asks this core the same questions the Claude Code guard answers
+(``agentlanes.hooks.guard``), with the same functions, so the rules stay one:
+
+- ``start``: check in as ``<agent>-<its session id>`` (``agent_session.session_start``);
+- ``check``: the files a tool call will change, checked against the other live sessions
+  (``guard.decide``): a certain overlap with an older claim in a ``block`` project is
+  refused, anything else passes (a warning as context), reads are never refused, an
+  unreachable server passes unless ``fail_closed``; the files then join the claims;
+- ``news``: the agent's unseen news (``news.take``), for the agents with a channel;
+- ``end``: check out (``agent_session.session_end``).
+
+The agent is named ``<agent>-<session id>`` (``AGENTLANES_AGENT_NAME`` wins when set),
+so two agents in one checkout keep two sessions; an event without a session id names
+the agent after its process id (the process that runs the hook's shell).
+Standard library only, like the guard.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PATCH_HEADERS = ("*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:")
+
+
+class Verdict:
+    """The core's answer to one tool call: ``deny`` (the reason) or ``context`` (notes)."""
+
+    def __init__(self, deny: str | None = None, context: str | None = None) -> None:
+        self.deny = deny
+        self.context = context
+
+    def __repr__(self) -> str:
+        return f"Verdict(deny={self.deny!r}, context={self.context!r})"
+
+
+def safe_id(raw: Any) -> str | None:
+    if not isinstance(raw, str | int) or not str(raw).strip():
+        return None
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in str(raw).strip())
+
+
+def agent_name(agent: str, sid: Any, env: dict[str, str] | None = None, cwd: Any = None) -> str:
+    """``<agent>-<session id>`` (64 characters at most). An event without an id (Copilot
+    CLI's tool events may carry none) acts for the agent's local session whose recorded
+    process is an ancestor of this hook (its session start recorded it); else the
+    agent is named after its process, ``<agent>-pid<N>``."""
+    env = os.environ if env is None else env
+    named = (env.get("AGENTLANES_AGENT_NAME") or "").strip()
+    if named:
+        return named
+    safe = safe_id(sid)
+    if safe is None:
+        mine = _session_by_ancestry(agent, cwd, env)
+        if mine:
+            return mine
+        from agentlanes.client.identity import agent_process
+
+        found = agent_process(env)
+        safe = f"pid{found[0]}" if found else f"pid{os.getppid()}"
+    return f"{agent}-{safe}"[:64]
+
+
+def _session_by_ancestry(agent: str, cwd: Any, env: dict[str, str]) -> str | None:
+    from agentlanes.client.config import ConfigError, find_repo_root, list_sessions, load_config
+    from agentlanes.client.identity import session_by_ancestry
+
+    root = find_repo_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    if root is None:
+        return None
+    try:
+        sessions = list_sessions(load_config(root, env))
+    except (ConfigError, OSError):
+        return None
+    ours = [s for s in sessions if str(s.get("agent_name") or "").startswith(agent + "-")]
+    found = session_by_ancestry(ours)
+    return str(found["agent_name"]) if found else None
+
+
+def agent_env(
+    agent: str, sid: Any, env: dict[str, str] | None = None, cwd: Any = None
+) -> dict[str, str]:
+    """The environment the guard's functions see: the agent named for this event."""
+    env = dict(os.environ if env is None else env)
+    env["AGENTLANES_AGENT_NAME"] = agent_name(agent, sid, env, cwd)
+    return env
+
+
+def _payload(sid: Any, cwd: Any, event: str, **fields: Any) -> dict[str, Any]:
+    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    return {"session_id": str(sid or ""), "cwd": base, "hook_event_name": event, **fields}
+
+
+def _context_of(answer: dict[str, Any]) -> str | None:
+    out = answer.get("hookSpecificOutput") or {}
+    text = out.get("additionalContext")
+    return text if isinstance(text, str) and text else None
+
+
+def start(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:
+    """Check in (or keep a resumed session); the text for the agent's context."""
+    from agentlanes.hooks.agent_session import session_start
+
+    payload = _payload(sid, cwd, "SessionStart", agentlanes_tool=agent)
+    return _context_of(session_start(payload, agent_env(agent, sid, env, cwd)))
+
+
+def end(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> None:
+    """Check out with the changed files this session claims."""
+    from agentlanes.hooks.agent_session import session_end
+
+    session_end(_payload(sid, cwd, "SessionEnd", reason=agent), agent_env(agent, sid, env, cwd))
+
+
+def check(
+    agent: str,
+    sid: Any,
+    cwd: Any,
+    tool: str,
+    tool_input: dict[str, Any],
+    env: dict[str, str] | None = None,
+    with_news: bool = False,
+) -> Verdict:
+    """A tool call in Claude Code's terms (``Write`` with ``file_path``, ``Bash`` with
+    ``command``, ``apply_patch`` with the patch in ``command``), decided by the guard."""
+    from agentlanes.hooks.guard import decide
+
+    e = agent_env(agent, sid, env, cwd)
+    payload = _payload(sid, cwd, "PreToolUse", tool_name=tool, tool_input=tool_input)
+    answer = decide(payload, e)
+    out = answer.get("hookSpecificOutput") or {}
+    if out.get("permissionDecision") == "deny":
+        return Verdict(deny=str(out.get("permissionDecisionReason") or "agentlanes: refused"))
+    notes = [_context_of(answer)] if _context_of(answer) else []
+    if with_news:
+        from agentlanes.hooks.news import take
+
+        notes.extend(take(payload, e))
+    return Verdict(context="\n".join(n for n in notes if n) or None)
+
+
+def news(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:
+    """The agent's unseen news as one text (marked seen), or None."""
+    from agentlanes.hooks.news import take
+
+    lines = take(_payload(sid, cwd, "PostToolUse"), agent_env(agent, sid, env, cwd))
+    return "\n".join(lines) or None
+
+
+def patch_paths(text: Any) -> list[str]:
+    """The files an ``apply_patch`` envelope adds, updates, deletes or moves to (Codex's
+    patch format: ``*** Update File: PATH`` and its siblings, one per line)."""
+    if not isinstance(text, str):
+        return []
+    out: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        for header in PATCH_HEADERS:
+            if stripped.startswith(header):
+                path = stripped[len(header) :].strip()
+                if path and path not in out:
+                    out.append(path)
+    return out
+
+
+def first_root(roots: Any) -> str | None:
+    """The first workspace root of a list (Cursor ``workspace_roots``, Cline
+    ``workspaceRoots``)."""
+    if isinstance(roots, list):
+        for root in roots:
+            if isinstance(root, str) and root:
+                return root
+    return None

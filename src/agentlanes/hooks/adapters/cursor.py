@@ -1,0 +1,78 @@
+"""Cursor's agent hooks (https://cursor.com/docs/agent/hooks). ``.cursor/hooks.json``
+(``"version": 1``) runs ``lanes guard --agent cursor`` for:
+
+- ``sessionStart``: check in as ``cursor-<conversation_id>``; who else is live goes back
+  as ``additional_context``;
+- ``preToolUse`` (``Write``, ``Edit``, ``Delete``, ... with ``tool_input.file_path``) and
+  ``beforeShellExecution`` (``command``, ``cwd``): a refusal is
+  ``{"permission": "deny", "agent_message", "user_message"}``; a pass says nothing
+  (``{}``), so Cursor's own approval rules still apply;
+- ``postToolUse``: the agent's news as ``additional_context``;
+- ``stop``: an undelivered message as ``followup_message``;
+- ``sessionEnd``: check out.
+
+Every event carries ``conversation_id`` and ``workspace_roots``."""
+
+from __future__ import annotations
+
+from agentlanes.hooks.adapters import Answer, core
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PASS: dict[str, Any] = {}
+AGENT = "cursor"
+EDIT_TOOLS = frozenset({"Write", "Edit", "Delete", "StrReplace", "MultiEdit", "EditNotebook"})
+SHELL_TOOLS = frozenset({"Shell", "Bash", "run_terminal_cmd"})
+
+
+def _sid(payload: dict[str, Any]) -> Any:
+    return payload.get("conversation_id") or payload.get("session_id")
+
+
+def _cwd(payload: dict[str, Any]) -> Any:
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else core.first_root(payload.get("workspace_roots"))
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {"permission": "deny", "agent_message": reason, "user_message": reason}
+
+
+def answer(payload: dict[str, Any], event: str | None) -> Answer:
+    name = event or payload.get("hook_event_name")
+    sid, cwd = _sid(payload), _cwd(payload)
+    if name == "sessionStart":
+        text = core.start(AGENT, sid, cwd)
+        return Answer({"additional_context": text} if text else {})
+    if name == "sessionEnd":
+        core.end(AGENT, sid, cwd)
+        return Answer({})
+    if name == "beforeShellExecution":
+        command = payload.get("command")
+        if not isinstance(command, str):
+            return Answer({})
+        verdict = core.check(AGENT, sid, cwd, "Bash", {"command": command})
+        return Answer(_deny(verdict.deny) if verdict.deny else {})
+    if name == "preToolUse":
+        tool = payload.get("tool_name")
+        tool_input = payload.get("tool_input")
+        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
+            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": tool_input["command"]})
+        elif tool in EDIT_TOOLS:
+            path = tool_input.get("file_path") or tool_input.get("path")
+            if not isinstance(path, str) or not path:
+                return Answer({})
+            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
+        else:
+            return Answer({})  # reads, searches, MCP calls: never refused
+        return Answer(_deny(verdict.deny) if verdict.deny else {})
+    if name in ("postToolUse", "afterFileEdit"):
+        text = core.news(AGENT, sid, cwd)
+        return Answer({"additional_context": text} if text else {})
+    if name == "stop":
+        text = core.news(AGENT, sid, cwd)
+        return Answer({"followup_message": text} if text else {})
+    return Answer({})

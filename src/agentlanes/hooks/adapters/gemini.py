@@ -1,0 +1,59 @@
+"""Gemini CLI's hooks (https://geminicli.com/docs/hooks/reference). ``.gemini/settings.json``
+(``hooks``) runs ``lanes guard --agent gemini`` for:
+
+- ``SessionStart``: check in as ``gemini-<session_id>``; who else is live as
+  ``hookSpecificOutput.additionalContext``;
+- ``BeforeTool`` (``write_file``, ``replace``: ``tool_input.file_path``;
+  ``run_shell_command``: ``tool_input.command``): a refusal is
+  ``{"decision": "deny", "reason"}``; a pass is ``{}``;
+- ``AfterTool`` and ``BeforeAgent``: the agent's news as ``additionalContext``;
+- ``SessionEnd``: check out.
+
+Every event carries ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and
+``timestamp``."""
+
+from __future__ import annotations
+
+from agentlanes.hooks.adapters import Answer, core
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PASS: dict[str, Any] = {}
+AGENT = "gemini"
+FILE_TOOLS = frozenset({"write_file", "replace", "edit"})
+SHELL_TOOLS = frozenset({"run_shell_command"})
+
+
+def _context(event: str, text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def answer(payload: dict[str, Any], event: str | None) -> Answer:
+    name = str(event or payload.get("hook_event_name") or "")
+    sid, cwd = payload.get("session_id"), payload.get("cwd")
+    if name == "SessionStart":
+        return Answer(_context(name, core.start(AGENT, sid, cwd)))
+    if name == "SessionEnd":
+        core.end(AGENT, sid, cwd)
+        return Answer({})
+    if name == "BeforeTool":
+        tool = payload.get("tool_name")
+        tool_input = payload.get("tool_input")
+        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
+            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": tool_input["command"]})
+        elif tool in FILE_TOOLS:
+            path = tool_input.get("file_path") or tool_input.get("path")
+            if not isinstance(path, str) or not path:
+                return Answer({})
+            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
+        else:
+            return Answer({})  # read_file, glob, search: never refused
+        return Answer({"decision": "deny", "reason": verdict.deny} if verdict.deny else {})
+    if name in ("AfterTool", "BeforeAgent"):
+        return Answer(_context(name, core.news(AGENT, sid, cwd)))
+    return Answer({})

@@ -1,0 +1,70 @@
+"""The agent adapters' pure parts: patch files, names, options, and their import budget."""
+
+from __future__ import annotations
+
+from agentlanes.hooks.adapters import ADAPTERS, parse
+from agentlanes.hooks.adapters.core import agent_name, patch_paths
+from agentlanes.hooks.guard import tool_targets
+from tests.unit.test_hook_http import AVOIDED, HEAVY, loaded_by
+
+PATCH = """*** Begin Patch
+*** Update File: src/app.py
+@@ def main():
+-    return 1
++    return 2
+*** Add File: docs/new.md
++hello
+*** Delete File: old/gone.py
+*** Update File: src/a.py
+*** Move to: src/b.py
+@@
+-x
++y
+  *** Update File: src/indented.py
+*** End Patch
+"""
+
+
+def test_the_files_of_an_apply_patch() -> None:
+    assert patch_paths(PATCH) == [
+        "src/app.py",
+        "docs/new.md",
+        "old/gone.py",
+        "src/a.py",
+        "src/b.py",
+        "src/indented.py",
+    ]
+    assert patch_paths(None) == [] and patch_paths("*** Update File:   \n") == []
+
+
+def test_the_claude_guard_reads_codex_apply_patch() -> None:
+    payload = {"tool_name": "apply_patch", "cwd": "/repo", "tool_input": {"command": PATCH}}
+    targets, base = tool_targets(payload)
+    assert base == "/repo"
+    assert ("/repo/src/app.py", False) in targets and ("/repo/src/b.py", False) in targets
+    assert len(targets) == 6
+
+
+def test_an_agent_is_named_after_its_own_session() -> None:
+    assert agent_name("cursor", "conv-1", {}) == "cursor-conv-1"
+    assert agent_name("cline", "task 1/2", {}) == "cline-task-1-2"
+    assert len(agent_name("codex", "x" * 100, {})) == 64
+    assert agent_name("codex", "s1", {"AGENTLANES_AGENT_NAME": "alice"}) == "alice"
+    assert agent_name("copilot", None, {"AGENTLANES_AGENT_PID": "1"}) == "copilot-pid1"
+
+
+def test_guard_options() -> None:
+    assert parse(["--agent", "copilot", "--event", "preToolUse"]) == (
+        "copilot",
+        "preToolUse",
+        None,
+    )
+    assert parse(["--agent=cline"]) == ("cline", None, None)
+    assert parse(["--agent", "cursor", "--bogus"])[2] == "unknown option --bogus"
+
+
+def test_every_adapter_keeps_the_guards_import_budget() -> None:
+    modules = ", ".join(f"agentlanes.hooks.adapters.{m}" for m in ADAPTERS.values())
+    loaded = loaded_by(f"agentlanes.cli.main, agentlanes.hooks.guard, {modules}")
+    unwanted = HEAVY | AVOIDED | {"argparse", "tomllib"}
+    assert not loaded & unwanted, loaded & unwanted
