@@ -20,7 +20,8 @@ from tests.support import services
 from tests.support.nginx import PrivateNginx, nginx_binary
 from tests.support.server import ServerProcess
 
-pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis]
+# Three processes and nginx start in the module fixture: slow on a busy machine.
+pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.redis, pytest.mark.timeout(300)]
 
 
 def backend_env(pg_database: str, redis_url: str) -> dict[str, str]:
