@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 SERVE_STAMP := $(VENV)/.serve-stamp
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint format services browser wrk bench bench-api soak clean
+.PHONY: run test lint format services browser wrk nginx docker bench bench-api soak clean
 
 $(SERVE_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 run: $(SERVE_STAMP)
 	$(VENV)/bin/agentlanes serve
 
-test: $(STAMP) services browser wrk
+test: $(STAMP) services browser wrk nginx docker
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
@@ -49,6 +49,16 @@ browser:
 # Debian's wrk, for bench/api.py and the test of what it makes wrk send.
 wrk:
 	@bash scripts/ensure-wrk.sh
+
+# Debian's nginx, for the tests of three processes behind deploy/nginx.conf.
+nginx:
+	@bash scripts/ensure-nginx.sh
+
+# Debian's docker.io and a running dockerd, and the Dockerfile's base made from Debian's
+# packages (cached as the FROM tag), for the test that builds and runs the image.
+docker:
+	@bash scripts/ensure-docker.sh
+	@bash scripts/ensure-docker-base.sh || echo "no stand-in base image; the image test will build it or skip"
 
 bench: $(STAMP) bench-api
 	$(PY) bench/conflicts.py

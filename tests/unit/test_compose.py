@@ -36,7 +36,11 @@ def test_compose_runs_two_processes_sharing_postgres_and_redis() -> None:
         assert app["depends_on"]["postgres"]["condition"] == "service_healthy"
         assert app["depends_on"]["redis"]["condition"] == "service_healthy"
     conf = (ROOT / "deploy" / "nginx.conf").read_text()
-    assert "app1:8787" in conf and "app2:8787" in conf and "Upgrade" in conf
+    upstreams = (ROOT / "deploy" / "agentlanes-upstreams.inc").read_text()
+    assert "include agentlanes-upstreams.inc;" in conf and "Upgrade" in conf
+    assert "app1:8787" in upstreams and "app2:8787" in upstreams
+    lb_volumes = SERVICES["lb"]["volumes"]
+    assert "./deploy/agentlanes-upstreams.inc:/etc/nginx/agentlanes-upstreams.inc:ro" in lb_volumes
     assert envs[0]["AGENTLANES_PORT"] == "8787"
 
 

@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise CommandError(str(exc), EXIT_USAGE) from None
     _migrate(settings.database_url)
+    raise_fd_limit()
     # Everything loaded so far lives as long as the process: freeze it out of the garbage
     # collector's full passes, and widen the young generation (gc_tuning says why).
     tune_for_serving()
@@ -72,6 +73,27 @@ def run(args: argparse.Namespace) -> int:
     finally:
         address.forget(recorded)
     return 0
+
+
+def raise_fd_limit() -> tuple[int, int]:
+    """Every socket is a file descriptor: raise the soft limit (often 1,024) to the hard one
+    the OS allows, so one process can hold tens of thousands of event sockets, and log it.
+    Returns (before, after)."""
+    import resource
+
+    log = logging.getLogger("agentlanes")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else 1_048_576
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError) as exc:
+            log.warning("open-file limit stays at %d (the OS refused %d: %s)", soft, target, exc)
+            return soft, soft
+        log.info("open-file limit raised from %d to %d (the hard limit)", soft, target)
+        return soft, target
+    log.info("open-file limit %s (already the hard limit)", soft)
+    return soft, soft
 
 
 def _forget_on_sigterm(recorded: Any) -> None:
