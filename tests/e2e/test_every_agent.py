@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from tests.support.agents import (
+    ADMIN,
     git,
     isolated_env,
     lanes,
@@ -41,6 +42,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "agent_hooks"
 HELD = "src/app.py"
 HOOK_AGENTS = ["codex", "cursor", "gemini", "copilot", "cline", "windsurf"]
 ALICE_TOKENS: dict[str, str] = {}  # project key -> alice's session token
+SLUGS: dict[str, str] = {}  # project key -> its slug
 
 
 def fixture(agent: str) -> dict[str, Any]:
@@ -75,7 +77,9 @@ def setup_repo(
     """A block-mode project where alice holds src/**, and a repository set up for
     ``agent`` by ``lanes init --agent``."""
     url = server.url
-    key = new_project(url, conflict_mode="block")["api_key"]
+    project = new_project(url, conflict_mode="block")
+    key = project["api_key"]
+    SLUGS[key] = project["slug"]
     env = isolated_env(tmp_path / "home", url, key)
     repo = make_repo(tmp_path / "repo", env)
     write_files(repo, HELD, "docs/free.md")
@@ -400,3 +404,39 @@ def test_a_session_end_checks_out(agent_server: ServerProcess, tmp_path: Path, a
         assert refused(agent, done) is None
         live = presence(agent_server.url, key)
         assert (f"{agent}-e-1" in live) == (step == "start")
+
+
+def test_cursor_stop_follows_up_only_for_a_message(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    repo, env, key = setup_repo(agent_server, tmp_path, "cursor")
+    cmds = commands(repo, "cursor")
+    events = fixture("cursor")["events"]
+
+    def send(step: str) -> Any:
+        done = run_hook(
+            repo, env, cmds[events[step]["event"]], fill(events[step]["input"], repo, "k")
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    send("start")
+    # News that does not need the agent (the project's mode changed): it stops.
+    r = httpx.patch(
+        f"{agent_server.url}/api/v1/projects/{SLUGS[key]}",
+        json={"conflict_mode": "warn"},
+        headers=ADMIN,
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    assert send("stop") == {}
+    r = httpx.post(
+        f"{agent_server.url}/api/v1/messages",
+        json={"to": "cursor-k", "body": "hold on, I am in src/"},
+        headers={"X-API-Key": key, "X-Session-Token": ALICE_TOKENS[key]},
+        timeout=10,
+    )
+    assert r.status_code == 201, r.text
+    follow = send("stop")["followup_message"]
+    assert follow.endswith("hold on, I am in src/")
+    assert send("stop") == {}  # once

@@ -146,3 +146,70 @@ def test_what_init_writes_validates_against_schemastore(tmp_path: Path) -> None:
     lanes_json(repo, env, "init", "--agent", "codex", "aider")
     jsonschema.validate(json.loads((repo / FILES["codex"]).read_text()), schemas["codex-hooks"])
     jsonschema.validate(yaml.safe_load((repo / FILES["aider"]).read_text()), schemas["aider-0.82"])
+
+
+# The rules of SchemaStore's codex-hooks schema (https://json.schemastore.org/codex-hooks.json),
+# restated here so the check also runs offline: a "hooks" object (nothing else at the top)
+# of event -> non-empty list of groups, each with an optional string matcher and a
+# non-empty "hooks" list of {"type": "command", "command": non-empty string, "timeout":
+# integer >= 0}.
+CODEX_HOOKS_RULES = {
+    "type": "object",
+    "required": ["hooks"],
+    "additionalProperties": False,
+    "properties": {
+        "hooks": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["hooks"],
+                    "properties": {
+                        "matcher": {"type": "string"},
+                        "hooks": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {
+                                "type": "object",
+                                "required": ["type", "command"],
+                                "properties": {
+                                    "type": {"const": "command"},
+                                    "command": {"type": "string", "minLength": 1},
+                                    "timeout": {"type": "integer", "minimum": 0},
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        }
+    },
+}
+CODEX_EVENTS = {
+    "SessionStart",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "UserPromptSubmit",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+}
+
+
+def test_the_codex_and_aider_configs_follow_their_schemas_offline(tmp_path: Path) -> None:
+    import jsonschema
+
+    env = isolated_env(tmp_path / "home", URL, None)
+    repo = make_repo(tmp_path / "repo", env)
+    lanes_json(repo, env, "init", "--agent", "codex", "aider")
+    codex = json.loads((repo / FILES["codex"]).read_text())
+    jsonschema.validate(codex, CODEX_HOOKS_RULES)
+    assert set(codex["hooks"]) <= CODEX_EVENTS  # only events Codex runs
+    aider = yaml.safe_load((repo / FILES["aider"]).read_text())
+    assert aider == {"git-commit-verify": True}  # aider-0.82: a boolean option

@@ -153,6 +153,16 @@ def news(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> s
     return "\n".join(lines) or None
 
 
+def urgent(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:
+    """At the agent's stop: the news, when something needs the agent first (an
+    undelivered message, an unseen certain overlap), else None (``news.stop``)."""
+    from agentlanes.hooks.news import stop
+
+    answer = stop(_payload(sid, cwd, "Stop"), agent_env(agent, sid, env, cwd))
+    reason = answer.get("reason") if answer.get("decision") == "block" else None
+    return reason if isinstance(reason, str) and reason else None
+
+
 def patch_paths(text: Any) -> list[str]:
     """The files an ``apply_patch`` envelope adds, updates, deletes or moves to (Codex's
     patch format: ``*** Update File: PATH`` and its siblings, one per line)."""

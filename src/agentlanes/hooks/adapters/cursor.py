@@ -8,7 +8,8 @@
   ``{"permission": "deny", "agent_message", "user_message"}``; a pass says nothing
   (``{}``), so Cursor's own approval rules still apply;
 - ``postToolUse``: the agent's news as ``additional_context``;
-- ``stop``: an undelivered message as ``followup_message``;
+- ``stop``: an undelivered message (or an unseen certain overlap) as
+  ``followup_message``, which Cursor sends as the next prompt;
 - ``sessionEnd``: check out.
 
 Every event carries ``conversation_id`` and ``workspace_roots``."""
@@ -72,7 +73,7 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
     if name in ("postToolUse", "afterFileEdit"):
         text = core.news(AGENT, sid, cwd)
         return Answer({"additional_context": text} if text else {})
-    if name == "stop":
-        text = core.news(AGENT, sid, cwd)
+    if name == "stop":  # a follow-up only for what needs the agent (it runs a new turn)
+        text = core.urgent(AGENT, sid, cwd)
         return Answer({"followup_message": text} if text else {})
     return Answer({})
