@@ -260,14 +260,18 @@ async def mark_delivered(
     if not wanted:
         return []
     async with ctx.project_tx(project.id) as tx:
+        # ``message_ids`` are the public numbers (per project); receipts key on the row id.
         rows = (
             await tx.db.exec(
-                select(Message.id).where(
-                    col(Message.id).in_(wanted), _inbox_condition(project.id, agent)
+                select(Message.id, Message.number).where(
+                    Message.project_id == project.id,
+                    col(Message.number).in_(wanted),
+                    _inbox_condition(project.id, agent),
                 )
             )
         ).all()
-        mine = {int(r) for r in rows}
+        numbers = {int(row_id): int(number) for row_id, number in rows}
+        mine = set(numbers)
         receipts = {
             r.message_id: r
             for r in (
@@ -281,14 +285,14 @@ async def mark_delivered(
         }
         now = utcnow()
         delivered = []
-        for message_id in sorted(mine):
+        for message_id in sorted(mine, key=numbers.__getitem__):
             receipt = receipts.get(message_id) or MessageReceipt(
                 message_id=message_id, agent_name=agent
             )
             if receipt.delivered_at is None:
                 receipt.delivered_at = now
                 tx.db.add(receipt)
-                delivered.append(message_id)
+                delivered.append(numbers[message_id])
         if delivered:
             await tx.emit(
                 "message.delivered",
