@@ -98,10 +98,10 @@ def _cursor(cursor: str | None) -> int:
     """A page cursor: opaque to clients; here the position in the ordered list."""
     if cursor is None:
         return 0
-    text = cursor.strip()
-    if not text.isdigit() or len(text) > 9:
+    # As the document says: 1-9 ASCII digits, nothing around them ('²' is a digit too).
+    if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:
         raise InvalidInput("cursor", "must be a next_cursor this endpoint gave")
-    return int(text)
+    return int(cursor)
 
 
 async def session_conflicts(
