@@ -111,13 +111,19 @@ def main() -> None:
                 list(pool.map(lambda b: b.start(timeout=120), backends))
             nginx_all.start()
             nginx_one.start()
-            calls = asyncio.run(sessions(backends[0].url))
+            # Checked in through nginx, as agents would: every process sees the project.
+            calls = asyncio.run(sessions(nginx_all.url))
             wrk = Wrk(wrk_binary, workdir, args.seconds)
             rows: list[tuple[str, Load]] = []
             for name, url in (
                 ("one process, direct", backends[0].url),
                 ("nginx \N{RIGHTWARDS ARROW} one process", nginx_one.url),
                 (f"nginx \N{RIGHTWARDS ARROW} {args.processes} processes", nginx_all.url),
+                *(
+                    (f"process {i + 1} of {args.processes}, direct", b.url)
+                    for i, b in enumerate(backends[1:], 1)
+                ),
+                (f"nginx \N{RIGHTWARDS ARROW} {args.processes} processes, again", nginx_all.url),
             ):
                 preflight(url, calls[0], 200)
                 say(f"heartbeats: {name}")
