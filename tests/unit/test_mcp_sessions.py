@@ -19,7 +19,7 @@ def _roundtrip(store: SessionStore) -> None:
         await store.start()
         try:
             assert await store.load(sid) is None
-            assert await store.create(sid, AgentRecord(7))
+            assert await store.create(sid, AgentRecord(7)) is None
             await store.save(sid, AgentRecord(7, token, "web-agent", 15.0))
             assert await store.load(sid) == AgentRecord(7, token, "web-agent", 15.0)
             assert await store.load(secrets.token_hex(16)) is None
@@ -46,3 +46,33 @@ def test_memory_store() -> None:
 @pytest.mark.redis
 def test_redis_store_keeps_no_usable_secret() -> None:
     _roundtrip(RedisSessionStore(services.require_redis(), f"t-{secrets.token_hex(6)}"))
+
+
+def _capped(store: SessionStore) -> None:
+    """At most ``per_project`` open sessions per project; another project is not affected;
+    an ended session frees its place."""
+    sids = [secrets.token_hex(16) for _ in range(4)]
+
+    async def run() -> None:
+        await store.start()
+        try:
+            assert await store.create(sids[0], AgentRecord(7)) is None
+            assert await store.create(sids[1], AgentRecord(7)) is None
+            assert await store.create(sids[2], AgentRecord(7)) == "project"
+            assert await store.load(sids[2]) is None  # nothing kept for the refused one
+            assert await store.create(sids[3], AgentRecord(8)) is None
+            await store.drop(sids[0])
+            assert await store.create(sids[2], AgentRecord(7)) is None
+        finally:
+            await store.stop()
+
+    asyncio.run(run())
+
+
+def test_memory_store_caps_sessions_per_project() -> None:
+    _capped(SessionStore(per_project=2))
+
+
+@pytest.mark.redis
+def test_redis_store_caps_sessions_per_project_for_every_process() -> None:
+    _capped(RedisSessionStore(services.require_redis(), f"t-{secrets.token_hex(6)}", 2))

@@ -165,7 +165,9 @@ class McpEndpoint:
         )
         self.manager = self.server.session_manager
         self.max_body_bytes = settings.max_body_bytes
-        self.store = create_store(settings.redis_url, settings.redis_channel_prefix)
+        self.store = create_store(
+            settings.redis_url, settings.redis_channel_prefix, settings.max_mcp_sessions_per_project
+        )
         self.app: Litestar | None = None
         self.agents: dict[str, Any] = {}  # MCP session id -> SharedLanes (this process)
         self._swept = time.monotonic()
@@ -250,7 +252,17 @@ class McpEndpoint:
             receive = _replay(body, receive)
             if _is_initialize(body):
                 minted = uuid.uuid4().hex
-                if not await self.store.create(minted, AgentRecord(project_id)):
+                refused = await self.store.create(minted, AgentRecord(project_id))
+                if refused == "project":
+                    await _send_jsonrpc_error(
+                        send,
+                        f"Too many open MCP sessions for this project (max_mcp_sessions_per_"
+                        f"project = {self.store.per_project}): end one (DELETE) or wait "
+                        f"for one to idle out",
+                        429,
+                    )
+                    return
+                if refused is not None:
                     await _send_jsonrpc_error(send, "Too many open MCP sessions", 503)
                     return
 

@@ -79,32 +79,42 @@ def _load(sid: str, text: str | bytes) -> AgentRecord:
 
 
 class SessionStore:
-    """In memory: one process (no Redis)."""
+    """In memory: one process (no Redis). ``per_project``: the most open MCP sessions one
+    project may hold (``max_mcp_sessions_per_project``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, per_project: int = MAX_LOCAL_SESSIONS) -> None:
         self._records: dict[str, tuple[str, float]] = {}
+        self._projects: dict[str, int] = {}  # record key -> project id
+        self.per_project = per_project
 
     async def start(self) -> None:
         return None
 
     async def stop(self) -> None:
         self._records.clear()
+        self._projects.clear()
 
     def _sweep(self) -> None:
         now = time.monotonic()
         for key in [k for k, (_, until) in self._records.items() if until <= now]:
             del self._records[key]
+            self._projects.pop(key, None)
 
-    async def create(self, sid: str, record: AgentRecord) -> bool:
-        """Keep a new session; False when this process already holds too many."""
+    async def create(self, sid: str, record: AgentRecord) -> str | None:
+        """Keep a new session; else why not: this process holds too many in all, or the
+        project holds ``per_project`` already."""
         self._sweep()
         if len(self._records) >= MAX_LOCAL_SESSIONS:
-            return False
+            return "process"
+        if sum(1 for p in self._projects.values() if p == record.project_id) >= self.per_project:
+            return "project"
         await self.save(sid, record)
-        return True
+        return None
 
     async def save(self, sid: str, record: AgentRecord) -> None:
-        self._records[_lookup(sid)] = (_dump(sid, record), time.monotonic() + IDLE_SECONDS)
+        key = _lookup(sid)
+        self._records[key] = (_dump(sid, record), time.monotonic() + IDLE_SECONDS)
+        self._projects[key] = record.project_id
 
     async def load(self, sid: str, *, touch: bool = True) -> AgentRecord | None:
         key = _lookup(sid)
@@ -118,39 +128,72 @@ class SessionStore:
 
     async def drop(self, sid: str) -> None:
         self._records.pop(_lookup(sid), None)
+        self._projects.pop(_lookup(sid), None)
 
 
 class RedisSessionStore(SessionStore):
     """In Redis: every process of the service reads the same records."""
 
-    def __init__(self, url: str, prefix: str) -> None:
-        super().__init__()
+    def __init__(self, url: str, prefix: str, per_project: int = MAX_LOCAL_SESSIONS) -> None:
+        super().__init__(per_project)
         import redis.asyncio as aioredis
 
         self.prefix = f"{prefix}:mcp:"
+        self.open_prefix = f"{prefix}:mcp-open:"
         self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
 
     async def stop(self) -> None:
         await self._redis.aclose()
 
-    async def create(self, sid: str, record: AgentRecord) -> bool:
+    def _open(self, project_id: int) -> str:
+        """The project's open sessions: a sorted set of record keys, scored by when each
+        idles out (every process counts the same set)."""
+        return f"{self.open_prefix}{project_id}"
+
+    async def create(self, sid: str, record: AgentRecord) -> str | None:
+        opened, now = self._open(record.project_id), time.time()
+        await self._redis.zremrangebyscore(opened, "-inf", now)
+        # Counted, then added: two processes creating at the same instant may pass one
+        # over the cap (a bound on memory, not an exact quota).
+        if await self._redis.zcard(opened) >= self.per_project:
+            return "project"
         await self.save(sid, record)
-        return True
+        return None
 
     async def save(self, sid: str, record: AgentRecord) -> None:
-        await self._redis.set(self.prefix + _lookup(sid), _dump(sid, record), ex=IDLE_SECONDS)
+        key = _lookup(sid)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.set(self.prefix + key, _dump(sid, record), ex=IDLE_SECONDS)
+            opened = self._open(record.project_id)
+            pipe.zadd(opened, {key: time.time() + IDLE_SECONDS})
+            pipe.expire(opened, IDLE_SECONDS)
+            await pipe.execute()
 
     async def load(self, sid: str, *, touch: bool = True) -> AgentRecord | None:
         key = self.prefix + _lookup(sid)
         text = await (self._redis.getex(key, ex=IDLE_SECONDS) if touch else self._redis.get(key))
-        return None if text is None else _load(sid, text)
+        if text is None:
+            return None
+        record = _load(sid, text)
+        if touch:
+            await self._redis.zadd(
+                self._open(record.project_id), {_lookup(sid): time.time() + IDLE_SECONDS}
+            )
+        return record
 
     async def drop(self, sid: str) -> None:
-        await self._redis.delete(self.prefix + _lookup(sid))
+        key = self.prefix + _lookup(sid)
+        text = await self._redis.get(key)
+        await self._redis.delete(key)
+        if text is not None:
+            project_id = json.loads(text).get("project_id")
+            await self._redis.zrem(self._open(project_id), _lookup(sid))
 
 
-def create_store(redis_url: str, prefix: str) -> SessionStore:
-    return RedisSessionStore(redis_url, prefix) if redis_url else SessionStore()
+def create_store(redis_url: str, prefix: str, per_project: int) -> SessionStore:
+    if redis_url:
+        return RedisSessionStore(redis_url, prefix, per_project)
+    return SessionStore(per_project)
 
 
 class SharedLanes(Lanes):
