@@ -76,3 +76,32 @@ def test_memory_store_caps_sessions_per_project() -> None:
 @pytest.mark.redis
 def test_redis_store_caps_sessions_per_project_for_every_process() -> None:
     _capped(RedisSessionStore(services.require_redis(), f"t-{secrets.token_hex(6)}", 2))
+
+
+def test_an_idled_out_session_frees_its_place_in_the_project() -> None:
+    """A record found expired by ``load`` (the client came back after the idle time) no
+    longer counts against the project's cap."""
+    store = SessionStore(per_project=1)
+    old, new = secrets.token_hex(16), secrets.token_hex(16)
+
+    async def run() -> None:
+        assert await store.create(old, AgentRecord(7)) is None
+        key = next(iter(store._records))
+        store._records[key] = (store._records[key][0], 0.0)  # its idle time is over
+        assert await store.load(old) is None
+        assert await store.create(new, AgentRecord(7)) is None
+
+    asyncio.run(run())
+
+
+def test_the_news_tools_cursor_is_kept_for_every_process() -> None:
+    """The MCP ``news`` tool's place is part of the session's record, so the next call
+    reaching another process goes on from there."""
+    store, sid = SessionStore(), secrets.token_hex(16)
+
+    async def run() -> None:
+        await store.save(sid, AgentRecord(7, "tok", "web-agent", 15.0, "12-abcdef"))
+        record = await store.load(sid)
+        assert record is not None and record.news_cursor == "12-abcdef"
+
+    asyncio.run(run())

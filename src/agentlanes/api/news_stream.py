@@ -72,7 +72,8 @@ class NewsPush:
                 self.cursor = news.parse_cursor(answer["cursor"])
                 return
             last = offset
-            for recent in news.events_after(current, offset):
+            # A copy: the kept events may change while a frame is being sent.
+            for recent in list(news.events_after(current, offset)):
                 item = news.item_for(self.ctx, self.project, current, mine, recent)
                 if item is not None:
                     await self.send({"type": "news", "item": item})

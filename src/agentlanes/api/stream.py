@@ -354,7 +354,11 @@ class EventStream:
             pushed = await news_stream.subscribe(
                 self.ctx, self.project, self.attached, message, self.send
             )
-            self.news = pushed or self.news
+            if pushed is not None:
+                self.news = pushed
+                # An event applied while the subscription started is sent now, not with
+                # the next one.
+                await pushed.push()
         else:
             await self.error("VALIDATION_ERROR", "type must be ping, attach or news", field="type")
 

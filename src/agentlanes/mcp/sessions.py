@@ -40,6 +40,7 @@ class AgentRecord:
     token: str | None = None
     agent: str | None = None
     interval: float = 30.0
+    news_cursor: str | None = None  # where the `news` tool read up to, on any process
 
 
 def _lookup(sid: str) -> str:
@@ -121,6 +122,7 @@ class SessionStore:
         found = self._records.get(key)
         if found is None or found[1] <= time.monotonic():
             self._records.pop(key, None)
+            self._projects.pop(key, None)
             return None
         if touch:
             self._records[key] = (found[0], time.monotonic() + IDLE_SECONDS)
@@ -204,15 +206,16 @@ class SharedLanes(Lanes):
         super().__init__(client)
         self.sid = sid
         self.store = store
-        self.saved: tuple[str | None, str | None, float] | None = None
+        self.saved: tuple[str | None, str | None, float, str | None] | None = None
 
-    def _state(self) -> tuple[str | None, str | None, float]:
-        return (self.client.session_token, self.agent, self.interval)
+    def _state(self) -> tuple[str | None, str | None, float, str | None]:
+        return (self.client.session_token, self.agent, self.interval, self.news_cursor)
 
     def adopt(self, record: AgentRecord) -> None:
         self.client.session_token = record.token
         self.agent = record.agent
         self.interval = record.interval
+        self.news_cursor = record.news_cursor
         self.saved = self._state()
 
     async def persist(self, project_id: int) -> None:
