@@ -321,6 +321,9 @@ async def start_agentlanes(workdir: Path, redis_url: str = "") -> Target:
         "AGENTLANES_ADMIN_TOKEN": BENCH_ADMIN,
         "AGENTLANES_LOG_LEVEL": "warning",
         "AGENTLANES_SUBSCRIBER_QUEUE_SIZE": "1000",
+        # Every subscriber is on one project: above the default cap of 5,000 sockets per
+        # project and process the next socket would be closed with 4429.
+        "AGENTLANES_MAX_SOCKETS_PER_PROJECT": "100000",
     }
     proc = subprocess.Popen([sys.executable, "-m", "agentlanes", "serve"], env=env, cwd=workdir)
     wait_port(port, proc)
