@@ -64,7 +64,7 @@ from bench.services import (  # noqa: E402
 from bench.wrk import Call, Load, Wrk, find_wrk, preflight  # noqa: E402
 from tests.support.server import ServerProcess, free_port  # noqa: E402
 
-ADMIN_TOKEN = "bench-admin"
+ADMIN_TOKEN = "bench-admin-token-of-at-least-32-characters"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 SWARM = 1000  # live sessions of the big project
 SMALL = 10  # live sessions of the small one

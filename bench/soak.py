@@ -74,7 +74,7 @@ from bench.services import (  # noqa: E402
 )
 from tests.support.server import ServerProcess  # noqa: E402
 
-ADMIN_TOKEN = "soak-admin"
+ADMIN_TOKEN = "soak-admin-token-of-at-least-32-characters"
 HEARTBEAT_INTERVAL = 30  # the project's settings: the SPEC's defaults
 HEARTBEAT_TTL = 120
 WARMUP_SECONDS = 30.0  # before the first interval (not measured, not judged)
