@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlanes.cli.errors import EXIT_USAGE, CommandError
-from agentlanes.cli.init import GUARD_SPELLINGS, Change, _dump, _is_ours, _json_file, _read
+from agentlanes.cli.init_files import GUARD_SPELLINGS, Change, _dump, _is_ours, _json_file, _read
 
 AGENTS = ("claude", "codex", "cursor", "gemini", "copilot", "cline", "opencode", "windsurf",
           "aider")  # fmt: skip

@@ -68,7 +68,7 @@ def tool_targets(payload: dict[str, Any]) -> tuple[list[tuple[str, bool]], str]:
             return [], base
         return [(os.path.normpath(os.path.join(base, raw)), False)], base
     if tool == "apply_patch":  # Codex (and OpenCode): the files named in the patch text
-        from agentlanes.hooks.adapters.core import patch_paths
+        from agentlanes.hooks.apply_patch import patch_paths
 
         files = patch_paths(tool_input.get("command") or tool_input.get("patchText"))
         return [(os.path.normpath(os.path.join(base, f)), False) for f in files], base

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 
+from agentlanes.hooks.apply_patch import patch_paths  # noqa: F401 - the adapters' face
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-PATCH_HEADERS = ("*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:")
 
 
 class Verdict:
@@ -161,22 +161,6 @@ def urgent(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) ->
     answer = stop(_payload(sid, cwd, "Stop"), agent_env(agent, sid, env, cwd))
     reason = answer.get("reason") if answer.get("decision") == "block" else None
     return reason if isinstance(reason, str) and reason else None
-
-
-def patch_paths(text: Any) -> list[str]:
-    """The files an ``apply_patch`` envelope adds, updates, deletes or moves to (Codex's
-    patch format: ``*** Update File: PATH`` and its siblings, one per line)."""
-    if not isinstance(text, str):
-        return []
-    out: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        for header in PATCH_HEADERS:
-            if stripped.startswith(header):
-                path = stripped[len(header) :].strip()
-                if path and path not in out:
-                    out.append(path)
-    return out
 
 
 def first_root(roots: Any) -> str | None:
