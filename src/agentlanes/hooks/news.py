@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from agentlanes.client.config import LocalConfig
 
 NEWS_MAX_CHARS = 2000
+# Seconds one news call may wait (at most the configured ``timeout``).
+NEWS_TIMEOUT = 1.0
 PREFIX = "agentlanes: "
 # Items that need the agent before it stops.
 URGENT_KINDS = ("message",)
@@ -200,12 +202,23 @@ def _setup(payload: dict[str, Any], env: dict[str, str] | None) -> Any:
     return cfg, agent, session
 
 
+def _quick(cfg: LocalConfig) -> LocalConfig:
+    """The configuration with a short timeout: the news is extra, the hook's own time
+    (10 s in Claude Code) belongs to the guard's check."""
+    import copy
+
+    quick = copy.copy(cfg)
+    quick.timeout = min(cfg.timeout, NEWS_TIMEOUT)
+    return quick
+
+
 def take(payload: dict[str, Any], env: dict[str, str] | None = None) -> list[str]:
     """The lines of news to put in the agent's context now (marked seen and delivered)."""
     found = _setup(payload, env)
     if found is None:
         return []
     cfg, agent, session = found
+    cfg = _quick(cfg)
     try:
         items, cursor, more, _ = unseen(cfg, agent, session)
     except (LeanUnreachable, LeanApiError):
