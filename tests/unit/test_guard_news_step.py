@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlanes.client.config import LocalConfig, save_session
+from agentlanes.client.config import LocalConfig, read_session, save_session
 from agentlanes.hooks import guard, news
 from agentlanes.hooks.adapters import core
 
@@ -132,3 +132,18 @@ def test_an_error_in_the_news_leaves_the_guards_answer(
         else:
             assert verdict.context == "agentlanes: bob overlaps"
     assert os.path.isdir(repo)
+
+
+def test_moving_the_news_cursor_does_not_count_as_a_heartbeat(tmp_path: Path) -> None:
+    repo, _ = _repo_with_session(tmp_path, "http://127.0.0.1:9")
+    cfg = LocalConfig(root=str(repo))
+    path = cfg.session_file("alice")
+    assert path is not None
+    long_ago = time.time() - 600
+    os.utime(path, (long_ago, long_ago))
+    session = read_session(cfg, {}, agent="alice")
+    assert guard._heartbeat_due(session)
+    news._remember(cfg, "alice", "9-a")
+    session = read_session(cfg, {}, agent="alice")
+    assert session is not None and session["news_cursor"] == "9-a"
+    assert guard._heartbeat_due(session)  # still due: no heartbeat was sent

@@ -165,7 +165,18 @@ def _remember(cfg: LocalConfig, agent: str, cursor: str | None) -> None:
         return
     if fresh is not None and fresh.get("news_cursor") != cursor:
         fresh["news_cursor"] = cursor
-        save_session(cfg, fresh)
+        # The file's mtime is the last heartbeat (guard._heartbeat_due): keep it.
+        source = fresh.get("source")
+        try:
+            beat = os.stat(source).st_mtime if source else None
+        except OSError:
+            beat = None
+        path = save_session(cfg, fresh)
+        if path and beat is not None:
+            try:  # noqa: SIM105 - contextlib is one more import on every hook
+                os.utime(path, (beat, beat))
+            except OSError:
+                pass
 
 
 def _delivered(cfg: LocalConfig, session: dict[str, Any], items: list[Any]) -> None:
