@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -38,3 +40,26 @@ def agent_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def agent_process() -> Iterator[Callable[..., str]]:
+    """``agent_process()``: a stand-in for an agent's process (a sleeper) that lives as long
+    as the test; its pid, for ``AGENTLANES_AGENT_PID`` in the hooks' environment. The
+    keepalives that SessionStart spawns watch it, so they end with the test (about a
+    second after teardown kills it) instead of outliving pytest. ``agent_process(*argv)``
+    adds arguments to its command line (e.g. to look like a keepalive)."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*argv: str) -> str:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(3600)", *argv],
+            stdin=subprocess.DEVNULL,
+        )
+        started.append(proc)
+        return str(proc.pid)
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()

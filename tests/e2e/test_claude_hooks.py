@@ -233,3 +233,45 @@ def test_edits_keep_the_session_alive_and_bring_back_an_ended_one(
     back = presence(url, key)["claude-s-9"]
     assert back["session_id"] != first["session_id"]
     assert back["declared_files"] == ["a.py", "b.py"]
+
+
+def test_a_new_session_replaces_the_keepalive_of_the_ended_one(
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
+) -> None:
+    import os
+    import time
+
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
+    repo = make_repo(tmp_path / "repo", env)
+    hook(repo, env, event(repo, "s-5", "SessionStart", source="startup"))
+    saved = repo / ".git/agentlanes/sessions/claude-s-5.json"
+    pid_file = repo / ".git/agentlanes/sessions/claude-s-5.keepalive.pid"
+    first = presence(url, key)["claude-s-5"]
+    token = json.loads(saved.read_text())["session_token"]
+    r = httpx.post(
+        f"{url}/api/v1/checkout",
+        headers={"X-API-Key": key, "X-Session-Token": token},
+        json={},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    # A keepalive that still holds the ended session (it has not noticed yet).
+    stale = agent_process("keepalive", "--agent", "claude-s-5", "--socket")
+    pid_file.write_text(stale)
+    hook(repo, env, event(repo, "s-5", "SessionStart", source="resume"))
+    assert presence(url, key)["claude-s-5"]["session_id"] != first["session_id"]
+    new = pid_file.read_text().strip()
+    assert new != stale  # the new session has its own keepalive
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(int(stale), 0)
+        except OSError:
+            break
+        if Path(f"/proc/{stale}/stat").read_text().split()[2] == "Z":
+            break  # stopped (a zombie until the fixture reaps it)
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the keepalive of the ended session was not stopped")

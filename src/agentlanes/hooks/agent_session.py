@@ -171,7 +171,7 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
         return _start_context(f"agentlanes: could not check in ({exc}); others cannot see you")
     assert session is not None
     _export_name(agent, env)
-    notes = [n for n in [_start_keepalive(cfg, agent, process)] if n]
+    notes = [n for n in [_start_keepalive(cfg, agent, process, restart=not kept)] if n]
     others = [
         s
         for s in presence.get("sessions") or []
