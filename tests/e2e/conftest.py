@@ -5,7 +5,9 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -57,6 +59,10 @@ def agent_process() -> Iterator[Callable[..., str]]:
             stdin=subprocess.DEVNULL,
         )
         started.append(proc)
+        for _ in range(200):  # until it has exec'd (its command line is its own)
+            if b"time.sleep" in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+                break
+            time.sleep(0.01)
         return str(proc.pid)
 
     yield start

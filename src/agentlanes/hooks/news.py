@@ -49,18 +49,38 @@ def news_file(cfg: LocalConfig, agent: str) -> str | None:
     return None if session_file is None else session_file[: -len(".json")] + ".news.jsonl"
 
 
+def running_keepalive(pid_file: str, socket: bool = False) -> int | None:
+    """The pid in ``pid_file`` if that process is still a keepalive (pids get reused: its
+    command line says so), one holding the socket (``--socket``) when ``socket``."""
+    try:
+        with open(pid_file, encoding="utf-8") as fh:
+            pid = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
+    except OSError:
+        if os.path.isdir("/proc/self"):
+            return None  # no such process
+        try:  # no /proc (macOS): trust the pid file if the process exists
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+    if not any(b"keepalive" in a for a in args):
+        return None
+    return pid if not socket or b"--socket" in args else None
+
+
 def keepalive_running(cfg: LocalConfig, agent: str) -> bool:
-    """The agent's keepalive (its pid file beside the session file) is alive."""
+    """The agent's keepalive (its pid file beside the session file) runs and holds the
+    socket, so it writes the news file."""
     session_file = cfg.session_file(agent)
     if session_file is None:
         return False
-    try:
-        with open(session_file[: -len(".json")] + ".keepalive.pid", encoding="utf-8") as fh:
-            pid = int(fh.read().strip())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return False
-    return True
+    pid_file = session_file[: -len(".json")] + ".keepalive.pid"
+    return running_keepalive(pid_file, socket=True) is not None
 
 
 def _position(cursor: str | None) -> tuple[int, str] | None:
