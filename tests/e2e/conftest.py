@@ -69,3 +69,27 @@ def agent_process() -> Iterator[Callable[..., str]]:
     for proc in started:
         proc.kill()
         proc.wait()
+    # The keepalives that watched them end within about a second (they poll): wait, so
+    # none outlives its test.
+    pids = {str(proc.pid).encode() for proc in started}
+    deadline = time.monotonic() + 10
+    while watching(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = watching(pids)
+    assert not left, f"keepalives still running after the test: {left}"
+
+
+def watching(pids: set[bytes]) -> list[int]:
+    """The processes whose command line has ``--watch-pid P`` for one of ``pids``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for k, arg in enumerate(args[:-1]):
+            if arg == b"--watch-pid" and args[k + 1] in pids:
+                found.append(int(entry.name))
+    return found

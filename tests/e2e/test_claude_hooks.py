@@ -71,11 +71,11 @@ def events(url: str, key: str) -> list[dict[str, Any]]:
 
 
 def test_a_claude_code_session_from_start_to_end(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     url = agent_server.url
     key = new_project(url, conflict_mode="block")["api_key"]
-    env = isolated_env(tmp_path / "home", url, key)
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
     repo = make_repo(tmp_path / "repo", env)
     write_files(repo, "src/api/app.py", "docs/guide.md", "docs/old/a.md", "docs/old/b.md")
     git(repo, env, "add", ".")
@@ -158,11 +158,11 @@ def test_a_claude_code_session_from_start_to_end(
 
 
 def test_two_claude_sessions_in_one_checkout_keep_two_sessions(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     url = agent_server.url
     key = new_project(url)["api_key"]
-    env = isolated_env(tmp_path / "home", url, key)
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
     repo = make_repo(tmp_path / "repo", env)
     for sid in ("aaaa-1", "bbbb-2"):
         hook(repo, env, event(repo, sid, "SessionStart", source="startup"))
@@ -201,13 +201,13 @@ def test_the_hook_fails_open(agent_server: ServerProcess, tmp_path: Path) -> Non
 
 
 def test_edits_keep_the_session_alive_and_bring_back_an_ended_one(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     import os
 
     url = agent_server.url
     key = new_project(url)["api_key"]
-    env = isolated_env(tmp_path / "home", url, key)
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
     repo = make_repo(tmp_path / "repo", env)
     hook(repo, env, event(repo, "s-9", "SessionStart", source="startup"))
     hook(repo, env, tool(repo, "s-9", "Write", {"file_path": "a.py", "content": ""}))
