@@ -94,3 +94,14 @@ def test_copilot_never_checks_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
     edit = pre({"command": "str_replace", "path": "/repo/a.py", "old_str": "a", "new_str": "b"})
     assert edit.out["permissionDecision"] == "deny"
     assert checked == [("Write", {"file_path": "/repo/a.py"})]
+
+
+def test_guard_allow_reaches_claudes_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from agentlanes.hooks.adapters import main
+
+    assert parse(["--agent", "claude", "--allow"]) == ("claude", None, None)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["--agent", "claude", "--allow"]) == 0  # not "unknown option --allow"
+    assert main(["--agent", "copilot", "--allow"]) == 1  # Claude Code's option only
