@@ -275,3 +275,32 @@ def test_a_new_session_replaces_the_keepalive_of_the_ended_one(
         time.sleep(0.05)
     else:
         raise AssertionError("the keepalive of the ended session was not stopped")
+
+
+def test_an_adapter_agents_ended_session_is_recorded_under_its_own_tool(
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
+) -> None:
+    from agentlanes.hooks.adapters import core
+
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
+    repo = make_repo(tmp_path / "repo", env)
+    core.start("copilot", "c-1", str(repo), env)
+    first = presence(url, key)["copilot-c-1"]
+    assert first["meta"]["tool"] == "copilot"
+    saved = repo / ".git/agentlanes/sessions/copilot-c-1.json"
+    token = json.loads(saved.read_text())["session_token"]
+    r = httpx.post(
+        f"{url}/api/v1/checkout",
+        headers={"X-API-Key": key, "X-Session-Token": token},
+        json={},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    core.end("copilot", "c-1", str(repo), env)  # 410: recorded in a session of its own
+    log = events(url, key)
+    recorded = [e["data"]["session"] for e in log if e["type"] == "agent.checkin"][-1]
+    assert recorded["meta"] == {"tool": "copilot", "ended_session_id": first["session_id"]}
+    summary = [e["data"]["work_summary"] for e in log if e["type"] == "agent.checkout"][-1]
+    assert summary == "Copilot CLI session ended (other)"

@@ -116,7 +116,8 @@ def end(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> No
     """Check out with the changed files this session claims."""
     from agentlanes.hooks.agent_session import session_end
 
-    session_end(_payload(sid, cwd, "SessionEnd", reason=agent), agent_env(agent, sid, env, cwd))
+    payload = _payload(sid, cwd, "SessionEnd", agentlanes_tool=agent)
+    session_end(payload, agent_env(agent, sid, env, cwd))
 
 
 def check(
