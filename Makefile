@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 SERVE_STAMP := $(VENV)/.serve-stamp
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint format services browser wrk nginx docker bench bench-api soak clean
+.PHONY: run test lint format services browser wrk nginx docker node bench bench-api soak clean
 
 $(SERVE_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 run: $(SERVE_STAMP)
 	$(VENV)/bin/agentlanes serve
 
-test: $(STAMP) services browser wrk nginx docker
+test: $(STAMP) services browser wrk nginx docker node
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest
@@ -45,6 +45,11 @@ services:
 # Debian's chromium for the dashboard tests (never a downloaded browser).
 browser:
 	@bash scripts/ensure-chromium.sh
+
+# Debian's nodejs and npm (node, npx) for the OpenCode plugin, openapi-typescript and
+# MCP Inspector tests.
+node:
+	@bash scripts/ensure-node.sh
 
 # Debian's wrk, for bench/api.py and the test of what it makes wrk send.
 wrk:

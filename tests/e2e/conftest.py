@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,3 +42,54 @@ def agent_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def agent_process() -> Iterator[Callable[..., str]]:
+    """``agent_process()``: a stand-in for an agent's process (a sleeper) that lives as long
+    as the test; its pid, for ``AGENTLANES_AGENT_PID`` in the hooks' environment. The
+    keepalives that SessionStart spawns watch it, so they end with the test (about a
+    second after teardown kills it) instead of outliving pytest. ``agent_process(*argv)``
+    adds arguments to its command line (e.g. to look like a keepalive)."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*argv: str) -> str:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(3600)", *argv],
+            stdin=subprocess.DEVNULL,
+        )
+        started.append(proc)
+        for _ in range(200):  # until it has exec'd (its command line is its own)
+            if b"time.sleep" in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+                break
+            time.sleep(0.01)
+        return str(proc.pid)
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+    # The keepalives that watched them end within about a second (they poll): wait, so
+    # none outlives its test.
+    pids = {str(proc.pid).encode() for proc in started}
+    deadline = time.monotonic() + 10
+    while watching(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = watching(pids)
+    assert not left, f"keepalives still running after the test: {left}"
+
+
+def watching(pids: set[bytes]) -> list[int]:
+    """The processes whose command line has ``--watch-pid P`` for one of ``pids``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for k, arg in enumerate(args[:-1]):
+            if arg == b"--watch-pid" and args[k + 1] in pids:
+                found.append(int(entry.name))
+    return found

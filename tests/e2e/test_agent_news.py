@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +114,14 @@ def inbox(url: str, key: str, token: str) -> list[dict[str, Any]]:
     return r.json()["messages"]  # type: ignore[no-any-return]
 
 
-def setup(agent_server: ServerProcess, tmp_path: Path) -> tuple[Checkout, str]:
+def setup(
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
+) -> tuple[Checkout, str]:
     key = new_project(agent_server.url)["api_key"]
+    # The agents' process lives as long as the test: the keepalives SessionStart spawns
+    # watch it and end with it (conftest.agent_process).
     env = isolated_env(tmp_path / "home", agent_server.url, key)
+    env["AGENTLANES_AGENT_PID"] = agent_process()
     # `lanes` as the hooks name it, from this interpreter's environment.
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     repo = make_repo(tmp_path / "repo", env)
@@ -125,10 +131,10 @@ def setup(agent_server: ServerProcess, tmp_path: Path) -> tuple[Checkout, str]:
 
 
 def test_two_agents_in_one_checkout_hear_each_other_once(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
 ) -> None:
     url = agent_server.url
-    co, key = setup(agent_server, tmp_path)
+    co, key = setup(agent_server, tmp_path, agent_process)
     a, b = f"claude-{SID_A}", f"claude-{SID_B}"
     # This installation's lanes, by absolute path (Claude Code may lack the venv on PATH).
     assert co.command("PreToolUse").endswith("/lanes guard")
@@ -166,10 +172,10 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
 
 
 def test_a_stop_with_an_undelivered_message_is_blocked_once(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
 ) -> None:
     url = agent_server.url
-    co, key = setup(agent_server, tmp_path)
+    co, key = setup(agent_server, tmp_path, agent_process)
     co.run(SID_A, "SessionStart")
     co.run(SID_C, "SessionStart")
     assert co.run(SID_A, "Stop") is None  # nothing waits: the agent may stop
@@ -185,10 +191,10 @@ def test_a_stop_with_an_undelivered_message_is_blocked_once(
 
 
 def test_with_the_keepalive_the_hook_reads_news_without_a_network_call(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
 ) -> None:
     url = agent_server.url
-    co, key = setup(agent_server, tmp_path)
+    co, key = setup(agent_server, tmp_path, agent_process)
     a = f"claude-{SID_A}"
     co.run(SID_A, "SessionStart")
     co.run(SID_B, "SessionStart")
@@ -218,10 +224,10 @@ def test_with_the_keepalive_the_hook_reads_news_without_a_network_call(
 
 
 def test_lanes_news_prints_what_the_hooks_have_not_shown(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
 ) -> None:
     url = agent_server.url
-    co, key = setup(agent_server, tmp_path)
+    co, key = setup(agent_server, tmp_path, agent_process)
     a = f"claude-{SID_A}"
     co.run(SID_A, "SessionStart")
     co.run(SID_B, "SessionStart")
@@ -243,13 +249,13 @@ def test_lanes_news_prints_what_the_hooks_have_not_shown(
 
 
 def test_a_waiting_hook_wakes_the_agent_within_two_seconds_of_a_message(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
 ) -> None:
     """`lanes news --wait`, the command a background hook runs while the agent is idle:
     exit 2 with the news on stderr (the hooks reference's "blocking error": stderr goes to
     the model) as soon as something needs the agent."""
     url = agent_server.url
-    co, key = setup(agent_server, tmp_path)
+    co, key = setup(agent_server, tmp_path, agent_process)
     a = f"claude-{SID_A}"
     co.run(SID_A, "SessionStart")
     co.run(SID_B, "SessionStart")

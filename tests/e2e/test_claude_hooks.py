@@ -71,11 +71,11 @@ def events(url: str, key: str) -> list[dict[str, Any]]:
 
 
 def test_a_claude_code_session_from_start_to_end(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     url = agent_server.url
     key = new_project(url, conflict_mode="block")["api_key"]
-    env = isolated_env(tmp_path / "home", url, key)
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
     repo = make_repo(tmp_path / "repo", env)
     write_files(repo, "src/api/app.py", "docs/guide.md", "docs/old/a.md", "docs/old/b.md")
     git(repo, env, "add", ".")
@@ -158,11 +158,11 @@ def test_a_claude_code_session_from_start_to_end(
 
 
 def test_two_claude_sessions_in_one_checkout_keep_two_sessions(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     url = agent_server.url
     key = new_project(url)["api_key"]
-    env = isolated_env(tmp_path / "home", url, key)
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
     repo = make_repo(tmp_path / "repo", env)
     for sid in ("aaaa-1", "bbbb-2"):
         hook(repo, env, event(repo, sid, "SessionStart", source="startup"))
@@ -201,13 +201,13 @@ def test_the_hook_fails_open(agent_server: ServerProcess, tmp_path: Path) -> Non
 
 
 def test_edits_keep_the_session_alive_and_bring_back_an_ended_one(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     import os
 
     url = agent_server.url
     key = new_project(url)["api_key"]
-    env = isolated_env(tmp_path / "home", url, key)
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
     repo = make_repo(tmp_path / "repo", env)
     hook(repo, env, event(repo, "s-9", "SessionStart", source="startup"))
     hook(repo, env, tool(repo, "s-9", "Write", {"file_path": "a.py", "content": ""}))
@@ -233,3 +233,74 @@ def test_edits_keep_the_session_alive_and_bring_back_an_ended_one(
     back = presence(url, key)["claude-s-9"]
     assert back["session_id"] != first["session_id"]
     assert back["declared_files"] == ["a.py", "b.py"]
+
+
+def test_a_new_session_replaces_the_keepalive_of_the_ended_one(
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
+) -> None:
+    import os
+    import time
+
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
+    repo = make_repo(tmp_path / "repo", env)
+    hook(repo, env, event(repo, "s-5", "SessionStart", source="startup"))
+    saved = repo / ".git/agentlanes/sessions/claude-s-5.json"
+    pid_file = repo / ".git/agentlanes/sessions/claude-s-5.keepalive.pid"
+    first = presence(url, key)["claude-s-5"]
+    token = json.loads(saved.read_text())["session_token"]
+    r = httpx.post(
+        f"{url}/api/v1/checkout",
+        headers={"X-API-Key": key, "X-Session-Token": token},
+        json={},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    # A keepalive that still holds the ended session (it has not noticed yet).
+    stale = agent_process("keepalive", "--agent", "claude-s-5", "--socket")
+    pid_file.write_text(stale)
+    hook(repo, env, event(repo, "s-5", "SessionStart", source="resume"))
+    assert presence(url, key)["claude-s-5"]["session_id"] != first["session_id"]
+    new = pid_file.read_text().strip()
+    assert new != stale  # the new session has its own keepalive
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(int(stale), 0)
+        except OSError:
+            break
+        if Path(f"/proc/{stale}/stat").read_text().split()[2] == "Z":
+            break  # stopped (a zombie until the fixture reaps it)
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the keepalive of the ended session was not stopped")
+
+
+def test_an_adapter_agents_ended_session_is_recorded_under_its_own_tool(
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
+) -> None:
+    from agentlanes.hooks.adapters import core
+
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key, AGENTLANES_AGENT_PID=agent_process())
+    repo = make_repo(tmp_path / "repo", env)
+    core.start("copilot", "c-1", str(repo), env)
+    first = presence(url, key)["copilot-c-1"]
+    assert first["meta"]["tool"] == "copilot"
+    saved = repo / ".git/agentlanes/sessions/copilot-c-1.json"
+    token = json.loads(saved.read_text())["session_token"]
+    r = httpx.post(
+        f"{url}/api/v1/checkout",
+        headers={"X-API-Key": key, "X-Session-Token": token},
+        json={},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    core.end("copilot", "c-1", str(repo), env)  # 410: recorded in a session of its own
+    log = events(url, key)
+    recorded = [e["data"]["session"] for e in log if e["type"] == "agent.checkin"][-1]
+    assert recorded["meta"] == {"tool": "copilot", "ended_session_id": first["session_id"]}
+    summary = [e["data"]["work_summary"] for e in log if e["type"] == "agent.checkout"][-1]
+    assert summary == "Copilot CLI session ended (other)"

@@ -35,6 +35,7 @@ from tests.support.agents import (
     write_files,
 )
 from tests.support.server import ServerProcess
+from tests.support.services import unavailable
 
 pytestmark = pytest.mark.e2e
 
@@ -234,8 +235,9 @@ console.log(JSON.stringify(results));
 """
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path) -> None:
+    if shutil.which("node") is None:
+        unavailable("node", "not installed; `make test` installs Debian's nodejs")
     spec = fixture("opencode")
     repo, env, key = setup_repo(agent_server, tmp_path, "opencode")
     plugin = repo / ".opencode/plugins/agentlanes.js"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from agentlanes.hooks.adapters import ADAPTERS, parse
 from agentlanes.hooks.adapters.core import agent_name, patch_paths
 from agentlanes.hooks.guard import tool_targets
@@ -68,3 +72,36 @@ def test_every_adapter_keeps_the_guards_import_budget() -> None:
     loaded = loaded_by(f"agentlanes.cli.main, agentlanes.hooks.guard, {modules}")
     unwanted = HEAVY | AVOIDED | {"argparse", "tomllib"}
     assert not loaded & unwanted, loaded & unwanted
+
+
+def test_copilot_never_checks_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentlanes.hooks.adapters import copilot, core
+
+    checked: list[tuple[str, dict[str, object]]] = []
+
+    def check(agent: str, sid: object, cwd: object, tool: str, args: dict[str, object]) -> object:
+        checked.append((tool, args))
+        return core.Verdict(deny="agentlanes: refused")
+
+    monkeypatch.setattr(core, "check", check)
+
+    def pre(args: dict[str, object]) -> object:
+        payload = {"sessionId": "s1", "cwd": "/repo", "toolName": "str_replace_editor"}
+        return copilot.answer({**payload, "toolArgs": json.dumps(args)}, "preToolUse")
+
+    assert pre({"command": "view", "path": "/repo/a.py"}).out == {}
+    assert checked == []  # a read is never refused, never claimed
+    edit = pre({"command": "str_replace", "path": "/repo/a.py", "old_str": "a", "new_str": "b"})
+    assert edit.out["permissionDecision"] == "deny"
+    assert checked == [("Write", {"file_path": "/repo/a.py"})]
+
+
+def test_guard_allow_reaches_claudes_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from agentlanes.hooks.adapters import main
+
+    assert parse(["--agent", "claude", "--allow"]) == ("claude", None, None)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert main(["--agent", "claude", "--allow"]) == 0  # not "unknown option --allow"
+    assert main(["--agent", "copilot", "--allow"]) == 1  # Claude Code's option only

@@ -5,29 +5,63 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from agentlanes.client.config import LocalConfig
-from agentlanes.hooks.news import from_local_file, render
+from agentlanes.hooks.news import from_local_file, keepalive_running, render
 
 
-def _agent_state(tmp_path: Path, header: object, items: list[dict[str, object]]) -> LocalConfig:
+@pytest.fixture
+def keepalive() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes that look like ``lanes keepalive --socket`` (their command line), killed
+    at teardown."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def _fake(started: list[subprocess.Popen[bytes]], *argv: str) -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *argv])
+    started.append(proc)
+    for _ in range(200):  # until it has exec'd (its command line is its own)
+        if b"time.sleep" in Path(f"/proc/{proc.pid}/cmdline").read_bytes():
+            break
+        time.sleep(0.01)
+    return proc.pid
+
+
+def _agent_state(
+    tmp_path: Path,
+    header: object,
+    items: list[dict[str, object]],
+    keepalive: list[subprocess.Popen[bytes]],
+) -> LocalConfig:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     cfg = LocalConfig(root=str(tmp_path))
     session_file = cfg.session_file("alice")
     assert session_file is not None
     os.makedirs(os.path.dirname(session_file), exist_ok=True)
     base = session_file[: -len(".json")]
-    Path(base + ".keepalive.pid").write_text(str(os.getpid()))  # a live process
+    pid = _fake(keepalive, "keepalive", "--agent", "alice", "--socket")
+    Path(base + ".keepalive.pid").write_text(str(pid))
     lines = [json.dumps(header)] + [json.dumps(i) for i in items]
     Path(base + ".news.jsonl").write_text("\n".join(lines) + "\n")
     return cfg
 
 
-def test_the_keepalives_file_stands_in_only_for_what_it_covers(tmp_path: Path) -> None:
+def test_the_keepalives_file_stands_in_only_for_what_it_covers(
+    tmp_path: Path, keepalive: list[subprocess.Popen[bytes]]
+) -> None:
     summary = {"cursor": "5-ab", "kind": "summary", "text": "you are alice"}
     message = {"cursor": "7-ab", "kind": "message", "text": "bob to you: hi"}
-    cfg = _agent_state(tmp_path, {"from": None}, [summary, message])
+    cfg = _agent_state(tmp_path, {"from": None}, [summary, message], keepalive)
     # Started without a cursor: it covers what came after its summary, not before.
     assert from_local_file(cfg, "alice", "3-ab") is None
     assert from_local_file(cfg, "alice", "6-ab") == [message]
@@ -37,9 +71,11 @@ def test_the_keepalives_file_stands_in_only_for_what_it_covers(tmp_path: Path) -
     assert from_local_file(cfg, "alice", "9-cd") is None
 
 
-def test_a_file_started_from_a_cursor_covers_what_follows_it(tmp_path: Path) -> None:
+def test_a_file_started_from_a_cursor_covers_what_follows_it(
+    tmp_path: Path, keepalive: list[subprocess.Popen[bytes]]
+) -> None:
     message = {"cursor": "7-ab", "kind": "message", "text": "bob to you: hi"}
-    cfg = _agent_state(tmp_path, {"from": "4-ab"}, [message])
+    cfg = _agent_state(tmp_path, {"from": "4-ab"}, [message], keepalive)
     assert from_local_file(cfg, "alice", "4-ab") == [message]
     assert from_local_file(cfg, "alice", "2-ab") is None  # it started later than that
 
@@ -55,3 +91,27 @@ def test_an_injection_stays_within_the_cap_and_says_how_many_more() -> None:
     # One item longer than the cap is cut, never dropped.
     lines, shown = render([{"text": "y" * 5000}], more=False, max_chars=2000)
     assert shown == 1 and len(lines[0]) <= 2000 and lines[0].endswith("…")
+
+
+def test_only_a_socket_keepalive_vouches_for_the_news_file(
+    tmp_path: Path, keepalive: list[subprocess.Popen[bytes]]
+) -> None:
+    from agentlanes.cli.keepalive import stop_keepalive
+
+    message = {"cursor": "7-ab", "kind": "message", "text": "bob to you: hi"}
+    cfg = _agent_state(tmp_path, {"from": "4-ab"}, [message], keepalive)
+    assert keepalive_running(cfg, "alice")
+    session_file = cfg.session_file("alice")
+    assert session_file is not None
+    pid_file = Path(session_file[: -len(".json")] + ".keepalive.pid")
+    news = Path(session_file[: -len(".json")] + ".news.jsonl")
+    # A live process that is not a keepalive (the pid was reused), or a keepalive that
+    # only heartbeats (no socket, so it writes no news): the file is not trusted.
+    for pid in (os.getpid(), _fake(keepalive, "keepalive", "--agent", "alice")):
+        pid_file.write_text(str(pid))
+        assert not keepalive_running(cfg, "alice")
+        assert from_local_file(cfg, "alice", "4-ab") is None
+    # Stopping the keepalive removes its news file with its pid file.
+    pid_file.write_text(str(_fake(keepalive, "keepalive", "--socket")))
+    assert stop_keepalive(cfg, "alice") is not None
+    assert not pid_file.exists() and not news.exists()

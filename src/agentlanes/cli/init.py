@@ -5,9 +5,11 @@ Writes (merging with what is there; a second run changes nothing and says so):
 - ``.agentlanes.toml``: the server URL (the key stays in the environment);
 - the git pre-commit hook (as ``lanes hook install``);
 - ``.claude/settings.json``: ``lanes guard`` (by absolute path: Claude Code may start
-  without the venv on its PATH) as the Claude Code hook for ``SessionStart``,
-  ``PreToolUse`` (the tools that change files) and ``SessionEnd``; other hooks and settings
-  are kept, and an older agentlanes entry is updated in place;
+  without the venv on its PATH) as the Claude Code hook for six events: ``SessionStart``,
+  ``UserPromptSubmit``, ``PreToolUse`` and ``PostToolUse`` (matcher ``"*"``: every tool;
+  the tools that change files are checked, every call may carry the agent's news),
+  ``Stop`` and ``SessionEnd``; other hooks and settings are kept, and an older agentlanes
+  entry is updated in place;
 - ``.mcp.json``: the ``agentlanes`` MCP server (``lanes mcp`` over stdio, or with
   ``--mcp http`` the server's own ``/mcp`` endpoint); an entry of your own is kept.
 

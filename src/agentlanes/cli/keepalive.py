@@ -187,17 +187,9 @@ def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> 
 
 def _running_keepalive(pid_file: Path) -> int | None:
     """The pid in the file if that process is still our keepalive (pids get reused)."""
-    try:
-        pid = int(pid_file.read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        try:
-            pid = int(pid_file.read_text().strip())
-            os.kill(pid, 0)  # no /proc (macOS): trust the pid file if the process exists
-            return pid
-        except (OSError, ValueError):
-            return None
-    return pid if b"keepalive" in cmdline else None
+    from agentlanes.hooks.news import running_keepalive
+
+    return running_keepalive(str(pid_file))
 
 
 def stop_keepalive(cfg: Any, agent: str | None) -> int | None:
@@ -211,10 +203,17 @@ def stop_keepalive(cfg: Any, agent: str | None) -> int | None:
         except OSError:
             pid = None
     pid_file.unlink(missing_ok=True)
+    _news_file(pid_file).unlink(missing_ok=True)  # nobody writes it any more
     return pid
+
+
+def _news_file(pid_file: Path) -> Path:
+    """``sessions/<agent>.news.jsonl`` (hooks/news.py), beside the pid file."""
+    return pid_file.with_name(pid_file.name[: -len(".keepalive.pid")] + ".news.jsonl")
 
 
 def _drop_pid_file(cfg: Any, agent: str | None) -> None:
     pid_file = _pid_file(cfg, agent)
     if pid_file is not None and _running_keepalive(pid_file) == os.getpid():
         pid_file.unlink(missing_ok=True)
+        _news_file(pid_file).unlink(missing_ok=True)

@@ -61,6 +61,17 @@ def checkin_for(
     return result  # type: ignore[no-any-return]
 
 
+# meta.tool -> the name in a check-out's work_summary (the adapters set meta.tool).
+TOOL_NAMES = {
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "cursor": "Cursor",
+    "gemini": "Gemini CLI",
+    "copilot": "Copilot CLI",
+    "cline": "Cline",
+    "opencode": "OpenCode",
+    "windsurf": "Windsurf",
+}
 NO_KEY = (
     "agentlanes: no API key (AGENTLANES_API_KEY or api_key in .agentlanes.toml): "
     "coordination is off for this session; other agents cannot see you and your edits "
@@ -171,7 +182,7 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
         return _start_context(f"agentlanes: could not check in ({exc}); others cannot see you")
     assert session is not None
     _export_name(agent, env)
-    notes = [n for n in [_start_keepalive(cfg, agent, process)] if n]
+    notes = [n for n in [_start_keepalive(cfg, agent, process, restart=not kept)] if n]
     others = [
         s
         for s in presence.get("sessions") or []
@@ -213,9 +224,10 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
     _stop_keepalive(cfg, agent)
     touched = _touched(cfg, session)
     reason = payload.get("reason") or "other"
+    tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
     body = {
         "outcome_status": "completed",
-        "work_summary": f"Claude Code session ended ({reason})",
+        "work_summary": f"{TOOL_NAMES.get(tool, tool)} session ended ({reason})",
         "files_touched": touched,
     }
     try:
@@ -225,7 +237,7 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
     except LeanApiError as exc:
         if exc.status == 410:
             try:
-                _record_after_end(cfg, agent, session, body)
+                _record_after_end(cfg, agent, session, body, tool)
             except LeanUnreachable:
                 return {}
             except LeanApiError:
@@ -246,13 +258,17 @@ def _stop_keepalive(cfg: LocalConfig, agent: str) -> None:
 
 
 def _record_after_end(
-    cfg: LocalConfig, agent: str, session: dict[str, Any], body: dict[str, Any]
+    cfg: LocalConfig,
+    agent: str,
+    session: dict[str, Any],
+    body: dict[str, Any],
+    tool: str = "claude-code",
 ) -> None:
     """The session ended (timed out) before Claude Code did: record the summary and the
     files touched in a session that claims nothing and ends at once."""
     if not body["files_touched"]:
         body = {**body, "files_touched": _touched_locally(cfg, session)}
-    meta = {"tool": "claude-code", "ended_session_id": session.get("session_id")}
+    meta = {"tool": tool, "ended_session_id": session.get("session_id")}
     fresh = call(cfg, "POST", "/api/v1/checkin", {"agent_name": agent, "meta": meta})
     call(cfg, "POST", "/api/v1/checkout", body, fresh["session_token"])
 

@@ -387,12 +387,25 @@ def handle(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
     if event not in (None, "PreToolUse"):
         return {}  # an event this hook was not set up for: nothing to say
     answer = decide(payload, env, allow)
-    if event == "PreToolUse":
+    if event == "PreToolUse" and news_wanted(answer):
         # Every tool, reads included: the agent's news as additionalContext only.
         from agentlanes.hooks.news import add_to
 
-        answer = add_to(answer, payload, env)
+        try:
+            answer = add_to(answer, payload, env)
+        except Exception as exc:  # the news never costs the guard its answer
+            print(f"agentlanes guard: news skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
     return answer
+
+
+def news_wanted(answer: dict[str, Any]) -> bool:
+    """Whether the news may follow the guard's answer: not after a refusal, and not when
+    the server did not answer the check (a second wait could outlast the hook's timeout,
+    and the deny of ``fail_closed`` would never be printed)."""
+    out = answer.get("hookSpecificOutput") or {}
+    if out.get("permissionDecision") == "deny":
+        return False
+    return "agentlanes: server unreachable" not in str(out.get("additionalContext") or "")
 
 
 def run(stdin: TextIO | None = None, stdout: TextIO | None = None, allow: bool = False) -> int:

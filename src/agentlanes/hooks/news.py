@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from agentlanes.client.config import LocalConfig
 
 NEWS_MAX_CHARS = 2000
+# Seconds one news call may wait (at most the configured ``timeout``).
+NEWS_TIMEOUT = 1.0
 PREFIX = "agentlanes: "
 # Items that need the agent before it stops.
 URGENT_KINDS = ("message",)
@@ -47,18 +49,38 @@ def news_file(cfg: LocalConfig, agent: str) -> str | None:
     return None if session_file is None else session_file[: -len(".json")] + ".news.jsonl"
 
 
+def running_keepalive(pid_file: str, socket: bool = False) -> int | None:
+    """The pid in ``pid_file`` if that process is still a keepalive (pids get reused: its
+    command line says so), one holding the socket (``--socket``) when ``socket``."""
+    try:
+        with open(pid_file, encoding="utf-8") as fh:
+            pid = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
+    except OSError:
+        if os.path.isdir("/proc/self"):
+            return None  # no such process
+        try:  # no /proc (macOS): trust the pid file if the process exists
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+    if not any(b"keepalive" in a for a in args):
+        return None
+    return pid if not socket or b"--socket" in args else None
+
+
 def keepalive_running(cfg: LocalConfig, agent: str) -> bool:
-    """The agent's keepalive (its pid file beside the session file) is alive."""
+    """The agent's keepalive (its pid file beside the session file) runs and holds the
+    socket, so it writes the news file."""
     session_file = cfg.session_file(agent)
     if session_file is None:
         return False
-    try:
-        with open(session_file[: -len(".json")] + ".keepalive.pid", encoding="utf-8") as fh:
-            pid = int(fh.read().strip())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return False
-    return True
+    pid_file = session_file[: -len(".json")] + ".keepalive.pid"
+    return running_keepalive(pid_file, socket=True) is not None
 
 
 def _position(cursor: str | None) -> tuple[int, str] | None:
@@ -163,7 +185,18 @@ def _remember(cfg: LocalConfig, agent: str, cursor: str | None) -> None:
         return
     if fresh is not None and fresh.get("news_cursor") != cursor:
         fresh["news_cursor"] = cursor
-        save_session(cfg, fresh)
+        # The file's mtime is the last heartbeat (guard._heartbeat_due): keep it.
+        source = fresh.get("source")
+        try:
+            beat = os.stat(source).st_mtime if source else None
+        except OSError:
+            beat = None
+        path = save_session(cfg, fresh)
+        if path and beat is not None:
+            try:  # noqa: SIM105 - contextlib is one more import on every hook
+                os.utime(path, (beat, beat))
+            except OSError:
+                pass
 
 
 def _delivered(cfg: LocalConfig, session: dict[str, Any], items: list[Any]) -> None:
@@ -200,12 +233,23 @@ def _setup(payload: dict[str, Any], env: dict[str, str] | None) -> Any:
     return cfg, agent, session
 
 
+def _quick(cfg: LocalConfig) -> LocalConfig:
+    """The configuration with a short timeout: the news is extra, the hook's own time
+    (10 s in Claude Code) belongs to the guard's check."""
+    import copy
+
+    quick = copy.copy(cfg)
+    quick.timeout = min(cfg.timeout, NEWS_TIMEOUT)
+    return quick
+
+
 def take(payload: dict[str, Any], env: dict[str, str] | None = None) -> list[str]:
     """The lines of news to put in the agent's context now (marked seen and delivered)."""
     found = _setup(payload, env)
     if found is None:
         return []
     cfg, agent, session = found
+    cfg = _quick(cfg)
     try:
         items, cursor, more, _ = unseen(cfg, agent, session)
     except (LeanUnreachable, LeanApiError):

@@ -26,9 +26,9 @@ ADAPTERS = {
 }
 NO_HOOKS = {"aider": "Aider has no hooks: `lanes init --agent aider` makes it run the git hook"}
 USAGE = (
-    "usage: lanes guard --agent NAME [--event EVENT]  (NAME: claude, "
+    "usage: lanes guard --agent NAME [--event EVENT] [--allow]  (NAME: claude, "
     + ", ".join(ADAPTERS)
-    + "; reads the agent's hook event as JSON on stdin)"
+    + "; reads the agent's hook event as JSON on stdin; --allow: claude only)"
 )
 
 
@@ -58,7 +58,7 @@ def parse(argv: list[str]) -> tuple[str | None, str | None, str | None]:
             agent = arg.split("=", 1)[1]
         elif arg.startswith("--event="):
             event = arg.split("=", 1)[1]
-        else:
+        elif arg != "--allow":  # Claude Code's hook only (checked by main)
             return None, None, f"unknown option {arg}"
         i += 1
     return agent, event, None
@@ -78,6 +78,9 @@ def main(argv: list[str]) -> int:
         from agentlanes.hooks.guard import main as claude
 
         return claude([a for a in argv if a == "--allow"])
+    if "--allow" in argv:
+        print(f"agentlanes guard: --allow is for Claude Code's hook only; {USAGE}", file=sys.stderr)
+        return 1
     if agent in NO_HOOKS:
         print(f"agentlanes guard: {NO_HOOKS[agent]}", file=sys.stderr)
         return 0

@@ -24,7 +24,7 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
     from agentlanes.hooks.guard import handle
 
     env = agent_env("codex", payload.get("session_id"))
-    if payload.get("hook_event_name") == "SessionStart":
+    if payload.get("hook_event_name") in ("SessionStart", "SessionEnd"):
         payload = {**payload, "agentlanes_tool": "codex"}  # the session's meta.tool
     out = handle(payload, env)
     return Answer(out or None)

@@ -30,6 +30,8 @@ PASS: dict[str, Any] = {}
 AGENT = "copilot"
 FILE_TOOLS = frozenset({"edit", "create", "write", "str_replace_editor", "str_replace"})
 SHELL_TOOLS = frozenset({"bash", "shell", "powershell"})
+# ``str_replace_editor``'s commands that only read: never checked, never claimed.
+READ_COMMANDS = frozenset({"view"})
 
 
 def _args(payload: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +62,7 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         elif tool == "apply_patch":
             patch = args.get("input") or args.get("patch") or args.get("command")
             verdict = core.check(AGENT, sid, cwd, "apply_patch", {"command": patch})
-        elif tool in FILE_TOOLS:
+        elif tool in FILE_TOOLS and args.get("command") not in READ_COMMANDS:
             path = args.get("path") or args.get("file_path")
             if not isinstance(path, str) or not path:
                 return Answer({})

@@ -21,6 +21,7 @@ Standard library only, like the guard.
 from __future__ import annotations
 
 import os
+import sys
 
 from agentlanes.hooks.apply_patch import patch_paths  # noqa: F401 - the adapters' face
 
@@ -115,7 +116,8 @@ def end(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> No
     """Check out with the changed files this session claims."""
     from agentlanes.hooks.agent_session import session_end
 
-    session_end(_payload(sid, cwd, "SessionEnd", reason=agent), agent_env(agent, sid, env, cwd))
+    payload = _payload(sid, cwd, "SessionEnd", agentlanes_tool=agent)
+    session_end(payload, agent_env(agent, sid, env, cwd))
 
 
 def check(
@@ -129,7 +131,7 @@ def check(
 ) -> Verdict:
     """A tool call in Claude Code's terms (``Write`` with ``file_path``, ``Bash`` with
     ``command``, ``apply_patch`` with the patch in ``command``), decided by the guard."""
-    from agentlanes.hooks.guard import decide
+    from agentlanes.hooks.guard import decide, news_wanted
 
     e = agent_env(agent, sid, env, cwd)
     payload = _payload(sid, cwd, "PreToolUse", tool_name=tool, tool_input=tool_input)
@@ -138,10 +140,13 @@ def check(
     if out.get("permissionDecision") == "deny":
         return Verdict(deny=str(out.get("permissionDecisionReason") or "agentlanes: refused"))
     notes = [_context_of(answer)] if _context_of(answer) else []
-    if with_news:
+    if with_news and news_wanted(answer):
         from agentlanes.hooks.news import take
 
-        notes.extend(take(payload, e))
+        try:
+            notes.extend(take(payload, e))
+        except Exception as exc:  # the news never costs the guard its answer
+            print(f"agentlanes guard: news skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
     return Verdict(context="\n".join(n for n in notes if n) or None)
 
 
