@@ -70,8 +70,17 @@ def test_two_agents_conflict_and_a_subscriber_sees_it_all(
     asyncio.run(scenario())
 
 
-def test_block_mode_race_admits_exactly_one(server_factory: Any, database_url: str) -> None:
-    server = server_factory({"AGENTLANES_DATABASE_URL": database_url})
+@pytest.mark.parametrize("search_seconds", [None, "0.05"], ids=["default", "tight-budget"])
+def test_block_mode_race_admits_exactly_one(
+    server_factory: Any, database_url: str, search_seconds: str | None
+) -> None:
+    """32 agents check in at once; one is admitted, 31 refused (409). With a tight
+    conflict_search_seconds too: waiting for the project's lock is not the request's work,
+    so a burst is decided, never refused for time (400)."""
+    env = {"AGENTLANES_DATABASE_URL": database_url}
+    if search_seconds:
+        env["AGENTLANES_CONFLICT_SEARCH_SECONDS"] = search_seconds
+    server = server_factory(env)
     key = create_project(server.url, conflict_mode="block")["api_key"]
 
     async def race() -> list[int]:

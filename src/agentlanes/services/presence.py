@@ -63,6 +63,7 @@ async def check_conflicts(
     started = time.monotonic()
     norm_paths = validation.check_paths(paths, ctx.settings, "paths")
     norm_patterns = await validation.check_patterns_off_loop(patterns, ctx.settings, "patterns")
+    spent = time.monotonic() - started
     area = validation.check_area(declared_area)
     assert project.id is not None
     own_id = None
@@ -81,7 +82,7 @@ async def check_conflicts(
         current,
         live,
         "paths" if norm_paths and not norm_patterns else "patterns",
-        started=started,
+        spent=spent,
         declared_area=area,
         patterns=norm_patterns,
         paths=norm_paths,

@@ -248,7 +248,7 @@ class LiveProject:
         self,
         live: Sequence[LiveSession],
         *,
-        deadline: float,
+        budget: float,
         max_files: int,
         declared_area: str | None = None,
         patterns: Sequence[str] = (),
@@ -258,7 +258,10 @@ class LiveProject:
     ) -> list[Conflict]:
         """:meth:`find` in a worker thread, so that a long search (long patterns against
         many) never holds the event loop: other projects' requests go on meanwhile.
-        ``deadline`` (``time.monotonic()``) bounds it (``SearchTooLong``)."""
+        ``budget`` (seconds) bounds it (``SearchTooLong``), counted from when the search
+        starts: waiting for the project's lock, for an earlier search or for a worker
+        thread is no work of this request's, and a burst of check-ins must not turn into
+        refusals."""
         if not live or not (patterns or paths or declared_area):
             return []
         async with self._search_lock:
@@ -272,7 +275,7 @@ class LiveProject:
                         paths=paths,
                         exclude_session_id=exclude_session_id,
                         exclude_agent_name=exclude_agent_name,
-                        deadline=deadline,
+                        deadline=time.monotonic() + budget,
                         max_files=max_files,
                     )
                 )

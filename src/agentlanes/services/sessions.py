@@ -62,6 +62,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     files = await validation.check_patterns_off_loop(
         data.declared_files, ctx.settings, "declared_files"
     )
+    spent = time.monotonic() - started
     meta = validation.check_meta(data.meta)
     assert project.id is not None
 
@@ -78,7 +79,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             current,
             live,
             "declared_files",
-            started=started,
+            spent=spent,
             declared_area=area,
             patterns=files,
             exclude_agent_name=name,
@@ -168,12 +169,13 @@ async def search(
     live: list[LiveSession],
     field: str,
     *,
-    started: float | None = None,
+    spent: float = 0.0,
     **scope: Any,
 ) -> list[Conflict]:
-    """The conflicts of a scope with the live sessions, found in a worker thread by
-    ``conflict_search_seconds`` after ``started`` (the request's start, so checking its
-    patterns counts too; default now), each with at most ``answer_max_files``
+    """The conflicts of a scope with the live sessions, found in a worker thread within
+    ``conflict_search_seconds`` of work (``spent``: what checking the request's patterns
+    took already; waiting for the project's lock is not counted), each with at most
+    ``answer_max_files``
     overlapping files; past that, a 400 naming ``field``: the work one request may
     cause is bounded, and nobody else waits for it (SPEC "One agent cannot hurt
     another")."""
@@ -181,7 +183,7 @@ async def search(
     try:
         return await current.search(
             live,
-            deadline=(time.monotonic() if started is None else started) + budget,
+            budget=max(budget - spent, 0.0),
             max_files=ctx.settings.answer_max_files,
             **scope,
         )
@@ -304,6 +306,7 @@ async def update_status(
         if "declared_files" in data.sent
         else None
     )
+    spent = time.monotonic() - started
     text = validation.check_status_text(data.status_text)
     assert project.id is not None
     expired = False
@@ -322,7 +325,7 @@ async def update_status(
                 current,
                 live,
                 "declared_files",
-                started=started,
+                spent=spent,
                 declared_area=new_area,
                 patterns=new_files,
                 exclude_session_id=session.id,
