@@ -33,9 +33,6 @@ def backend_env(pg_database: str, redis_url: str) -> dict[str, str]:
         "AGENTLANES_REDIS_CHANNEL_PREFIX": f"t-{secrets.token_hex(6)}",
         # What docs/operations.md says to set behind a proxy: the names clients use.
         "AGENTLANES_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        # The budget counts from the request's start, queueing on the project lock too:
-        # on a loaded test machine 32 racers can wait longer than the default 1.5 s.
-        "AGENTLANES_CONFLICT_SEARCH_SECONDS": "10",
     }
 
 
