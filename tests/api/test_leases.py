@@ -130,7 +130,7 @@ def test_a_lease_expires_at_its_time(api: Api) -> None:
     assert api.get("/leases").json()["leases"] == []
     check = api.post("/leases/validate", {"resource": "deploy:prod", "fencing_token": 1}).json()
     assert check["valid"] is False
-    expired = wait_for(lambda: [e for e in api.events() if e["type"] == "lease.expired"], 8)
+    expired = wait_for(lambda: [e for e in api.events() if e["type"] == "lease.expired"], 30)
     assert len(expired) == 1 and expired[0]["data"]["lease"]["lease_id"] == lease["lease_id"]
     assert _acquire(api, bob, "deploy:prod").json()["fencing_token"] == 2
     time.sleep(1.2)
@@ -141,7 +141,7 @@ def test_timed_out_session_releases_its_leases(api: Api) -> None:
     api = new_project(api.client, heartbeat_interval_seconds=1, heartbeat_ttl_seconds=1)
     alice = api.checkin(agent_name="alice")["session_token"]
     _acquire(api, alice, "deploy:prod")
-    released = wait_for(lambda: [e for e in api.events() if e["type"] == "lease.released"], 8)
+    released = wait_for(lambda: [e for e in api.events() if e["type"] == "lease.released"], 30)
     assert released[0]["data"]["reason"] == "session_timed_out"
 
 
