@@ -119,3 +119,30 @@ def test_news_of_long_near_duplicate_patterns_answers_in_time(api: Api) -> None:
     items = r.json()["items"]
     assert items and all(i["kind"].startswith("overlap.") for i in items), items
     assert all("or more" in i["text"] or "in time" in i["text"] for i in items), items
+
+
+def test_the_pair_list_answers_in_time_and_names_what_it_has_not_compared(api: Api) -> None:
+    """Review finding: GET /conflicts decided every live session against the others on the
+    event loop with no deadline and no file cap (each check-in below stays within its own
+    conflict_search_seconds, but their sum did not). Now it decides in a worker thread by
+    conflict_search_seconds, and ``pending`` counts the sessions it has not compared yet;
+    the next requests go on with them."""
+    admitted = 0
+    for s in range(10):
+        patterns = [f"{LONG}{s}{i:03d}*" if s % 2 else f"*{LONG}{s}{i:03d}" for i in range(12)]
+        r = api.post("/checkin", {"agent_name": f"a{s}", "declared_files": patterns})
+        assert r.status_code in (201, 400), r.text
+        admitted += r.status_code == 201
+    assert admitted >= 6
+    clear_verdict_caches()  # as a process that has not compared these yet
+    r, took = _timed(lambda: api.get("/conflicts"))
+    assert r.status_code == 200, r.text
+    assert took < 2, took
+    answer = r.json()
+    assert answer["sessions"] == admitted and 0 <= answer["pending"] <= admitted
+    for _ in range(20):  # later requests go on with the pending ones
+        if answer["pending"] == 0:
+            break
+        answer = api.get("/conflicts").json()
+    assert answer["pending"] == 0
+    assert all(p["files_total"] <= 10 for p in answer["pairs"])
