@@ -195,3 +195,36 @@ def test_a_dependency_done_reaches_the_agent_whose_task_waits_for_it(api: Api) -
         "depends on, is done"
     )
     assert _news(api, carol, carol_cursor)["items"] == []
+
+
+def test_a_refused_lease_is_news_once_on_its_first_release(api: Api) -> None:
+    """Review finding: a session refused a lease once heard lease.free on every later
+    release of that resource. Now only the first release or expiry after the refusal."""
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    lease = api.post("/leases", {"resource": "deploy:prod"}, token=bob).json()
+    assert api.post("/leases", {"resource": "deploy:prod"}, token=alice).status_code == 409
+    api.post(f"/leases/{lease['lease_id']}/release", token=bob)
+    answer = _news(api, alice, cursor)
+    assert _kinds(answer["items"]) == ["lease.free"]
+    assert _kinds(_news(api, alice, cursor)["items"]) == ["lease.free"]  # read again: same
+    for _ in range(2):  # bob takes it and lets it go again: no news for alice
+        again = api.post("/leases", {"resource": "deploy:prod"}, token=bob).json()
+        api.post(f"/leases/{again['lease_id']}/release", token=bob)
+    assert _news(api, alice, answer["cursor"])["items"] == []
+
+
+def test_lease_refusals_are_bounded_per_project() -> None:
+    """Review finding: at 10,000 refusals in all the whole map was cleared, so one project
+    could wipe every project's refusals. Now each project keeps its newest ones."""
+    from agentlanes.services.news_state import LeaseRefusals
+
+    refusals = LeaseRefusals(kept_per_project=3)
+    refusals.note(2, "deploy", "ses_b", 10)
+    for n in range(100):
+        refusals.note(1, f"r{n}", "ses_a", n)
+    assert refusals.freed(2, "deploy", "ses_b", 11)
+    assert not refusals.freed(1, "r0", "ses_a", 1000)  # project 1's oldest went
+    assert refusals.freed(1, "r99", "ses_a", 1000)
+    assert not refusals.freed(2, "deploy", "ses_b", 12)  # once

@@ -269,7 +269,7 @@ def item_for(
     elif kind.startswith("task.") or kind == "checkpoint.resolved":
         found = _task(current, mine, recent)
     elif kind in ("lease.released", "lease.expired"):
-        found = _lease_free(ctx, project, mine, data["lease"])
+        found = _lease_free(ctx, project, mine, data["lease"], recent.offset)
     elif kind.startswith("consensus."):
         found = _consensus(mine, kind, data)
     elif kind == "project.updated":
@@ -571,11 +571,11 @@ def _task(current: LiveProject, mine: LiveSession, recent: Recent) -> dict[str, 
 
 
 def _lease_free(
-    ctx: ServiceContext, project: Project, mine: LiveSession, lease: dict[str, Any]
+    ctx: ServiceContext, project: Project, mine: LiveSession, lease: dict[str, Any], offset: int
 ) -> dict[str, Any] | None:
     assert project.id is not None
     resource = lease.get("resource")
-    if not resource or not ctx.lease_refusals.refused(project.id, resource, mine.id):
+    if not resource or not ctx.lease_refusals.freed(project.id, resource, mine.id, offset):
         return None
     return {
         "kind": "lease.free",
