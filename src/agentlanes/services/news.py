@@ -296,11 +296,10 @@ def _pairs(mine: Iterable[str], theirs: Iterable[str], deadline: float) -> tuple
     found = []
     complete = True
     ours = list(mine)
-    n = 0
     for t in theirs:
         for m in ours:
-            n += 1
-            if not n % 32 and time.monotonic() > deadline:
+            # Checked before each: two long near-duplicates take milliseconds.
+            if time.monotonic() > deadline:
                 complete = False
                 break
             o = overlap(m, t)
@@ -433,19 +432,27 @@ def _freed(
 ) -> dict[str, Any]:
     m, t, o = pairs[0]
     # Free unless a live third session still claims the example (the detector's answer,
-    # by the deadline: past it, not known to be free).
+    # by the deadline: past it, not known to be free). No third session: free, unasked.
+    third = any(
+        s.id not in (mine.id, gone) and s.agent_name != mine.agent_name
+        for s in current.sessions.values()
+    )
     try:
-        still = [
-            c.agent_name
-            for c in current.find(
-                list(current.sessions.values()),
-                paths=[o.example],
-                exclude_session_id=mine.id,
-                deadline=max(deadline, time.monotonic() + 0.01),
-                max_files=1,
-            )
-            if c.session_id != gone and c.agent_name != mine.agent_name
-        ]
+        still = (
+            []
+            if not third
+            else [
+                c.agent_name
+                for c in current.find(
+                    list(current.sessions.values()),
+                    paths=[o.example],
+                    exclude_session_id=mine.id,
+                    deadline=max(deadline, time.monotonic() + 0.01),
+                    max_files=1,
+                )
+                if c.session_id != gone and c.agent_name != mine.agent_name
+            ]
+        )
         tail = f"{', '.join(still[:3])} still claims it" if still else "it is free"
     except SearchTooLong:
         still = ["?"]
