@@ -80,8 +80,15 @@ class _ProjectPairs:
     # search ran out of time once (decided after the others).
     pending: list[str] = field(default_factory=list)
     slow: set[str] = field(default_factory=set)
-    # One sync (in a worker thread) and one answer at a time per project.
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # One sync (in a worker thread) and one answer at a time per project (a lock of the
+    # running loop: the kept pairs outlive an app in tests).
+    _lock: tuple[Any, asyncio.Lock] | None = None
+
+    def lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     def drop(self, sid: str) -> None:
         for partner in self.pairs.pop(sid, {}):
@@ -213,7 +220,7 @@ async def current_conflicts(
         offset = await queries.last_offset(db, project.id)
         live = await queries.live_sessions(db, project.id, utcnow())
     entry = _PAIRS.for_project(project.id)
-    async with entry.lock:
+    async with entry.lock():
         await anyio.to_thread.run_sync(
             lambda: entry.sync(live, deadline=deadline, max_files=ctx.settings.answer_max_files)
         )
