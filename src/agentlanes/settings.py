@@ -138,6 +138,7 @@ class Settings(BaseSettings):
 
     news_max_items: int = Field(ge=1, le=1000)
     news_recent_events: int = Field(ge=1)
+    news_recent_bytes: int = Field(ge=1)
 
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod

@@ -26,6 +26,7 @@ def test_conflicts_lists_each_live_pair_once_from_the_older_side(api: Api) -> No
         "truncated": False,
         "agents": [],
         "sessions": 0,
+        "pending": 0,
         "offset": 0,
     }
     lint = api.checkin(agent_name="lint", declared_files=["**/*.py"])

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from agentlanes.domain.globs.overlap import clear_verdict_caches
 from tests.api.conftest import Api, new_project
 
 HUGE = ["{1..1000000000000000000}", "{a,b}" * 40, "src/{" + "{x,y}," * 70 + "z}/**"]
@@ -83,3 +84,65 @@ def test_a_stored_empty_pattern_fails_no_read(
     ):
         assert r.status_code == 200, r.text
     assert task["task_id"] in [t["task_id"] for t in api.get("/tasks/ready").json()["tasks"]]
+
+
+LONG = "x" * 1000
+
+
+def _timed(call: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.perf_counter()
+    r = call()
+    return r, time.perf_counter() - started
+
+
+def test_news_of_long_near_duplicate_patterns_answers_in_time(api: Api) -> None:
+    """Review finding: the news compared every pair of two sessions' patterns on the event
+    loop, with no bound (256 x 16 one-kilobyte patterns: seconds per event). Each bob
+    below was let in while alice claimed one file; alice then claims 256 long patterns,
+    and her news of the bobs (a check-in and a checkout each) answers within 2 s: an item
+    counts at most PAIRS_MAX pairs, and is shortened when its comparisons run out of time."""
+    token = api.checkin(agent_name="alice", declared_files=["README.md"])["session_token"]
+    r = api.get("/news", token=token)
+    assert r.status_code == 200, r.text
+    cursor = r.json()["cursor"]
+    for n in range(4):
+        patterns = [f"*{LONG}{n}{i:03d}" for i in range(16)]
+        bob = api.checkin(agent_name=f"bob{n}", declared_files=patterns)["session_token"]
+        assert api.post("/checkout", {}, token=bob).status_code == 200
+    mine = [f"{LONG}{i:04d}*" for i in range(256)]
+    r = api.post("/status", {"declared_files": mine}, token=token)
+    assert r.status_code == 200, r.text
+    clear_verdict_caches()  # as a process that has not compared these yet
+    r, took = _timed(lambda: api.get(f"/news?after={cursor}", token=token))
+    assert r.status_code == 200, r.text
+    assert took < 2, took
+    items = r.json()["items"]
+    assert items and all(i["kind"].startswith("overlap.") for i in items), items
+    assert all("or more" in i["text"] or "in time" in i["text"] for i in items), items
+
+
+def test_the_pair_list_answers_in_time_and_names_what_it_has_not_compared(api: Api) -> None:
+    """Review finding: GET /conflicts decided every live session against the others on the
+    event loop with no deadline and no file cap (each check-in below stays within its own
+    conflict_search_seconds, but their sum did not). Now it decides in a worker thread by
+    conflict_search_seconds, and ``pending`` counts the sessions it has not compared yet;
+    the next requests go on with them."""
+    admitted = 0
+    for s in range(10):
+        patterns = [f"{LONG}{s}{i:03d}*" if s % 2 else f"*{LONG}{s}{i:03d}" for i in range(12)]
+        r = api.post("/checkin", {"agent_name": f"a{s}", "declared_files": patterns})
+        assert r.status_code in (201, 400), r.text
+        admitted += r.status_code == 201
+    assert admitted >= 6
+    clear_verdict_caches()  # as a process that has not compared these yet
+    r, took = _timed(lambda: api.get("/conflicts"))
+    assert r.status_code == 200, r.text
+    assert took < 2, took
+    answer = r.json()
+    assert answer["sessions"] == admitted and 0 <= answer["pending"] <= admitted
+    for _ in range(20):  # later requests go on with the pending ones
+        if answer["pending"] == 0:
+            break
+        answer = api.get("/conflicts").json()
+    assert answer["pending"] == 0
+    assert all(p["files_total"] <= 10 for p in answer["pairs"])

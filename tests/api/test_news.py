@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from litestar.testing import TestClient
 
 from tests.api.conftest import Api, new_project
 from tests.api.shared_app import client  # noqa: F401  (one app per module)
@@ -195,3 +198,61 @@ def test_a_dependency_done_reaches_the_agent_whose_task_waits_for_it(api: Api) -
         "depends on, is done"
     )
     assert _news(api, carol, carol_cursor)["items"] == []
+
+
+def test_a_refused_lease_is_news_once_on_its_first_release(api: Api) -> None:
+    """Review finding: a session refused a lease once heard lease.free on every later
+    release of that resource. Now only the first release or expiry after the refusal."""
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    lease = api.post("/leases", {"resource": "deploy:prod"}, token=bob).json()
+    assert api.post("/leases", {"resource": "deploy:prod"}, token=alice).status_code == 409
+    api.post(f"/leases/{lease['lease_id']}/release", token=bob)
+    answer = _news(api, alice, cursor)
+    assert _kinds(answer["items"]) == ["lease.free"]
+    assert _kinds(_news(api, alice, cursor)["items"]) == ["lease.free"]  # read again: same
+    for _ in range(2):  # bob takes it and lets it go again: no news for alice
+        again = api.post("/leases", {"resource": "deploy:prod"}, token=bob).json()
+        api.post(f"/leases/{again['lease_id']}/release", token=bob)
+    assert _news(api, alice, answer["cursor"])["items"] == []
+
+
+def test_lease_refusals_are_bounded_per_project() -> None:
+    """Review finding: at 10,000 refusals in all the whole map was cleared, so one project
+    could wipe every project's refusals. Now each project keeps its newest ones."""
+    from agentlanes.services.news_state import LeaseRefusals
+
+    refusals = LeaseRefusals(kept_per_project=3)
+    refusals.note(2, "deploy", "ses_b", 10)
+    for n in range(100):
+        refusals.note(1, f"r{n}", "ses_a", n)
+    assert refusals.freed(2, "deploy", "ses_b", 11)
+    assert not refusals.freed(1, "r0", "ses_a", 1000)  # project 1's oldest went
+    assert refusals.freed(1, "r99", "ses_a", 1000)
+    assert not refusals.freed(2, "deploy", "ses_b", 12)  # once
+
+
+def test_the_kept_events_are_bounded_in_bytes(
+    app_factory: Callable[..., TestClient[Any]], sqlite_url: str
+) -> None:
+    """Review finding: each project kept news_recent_events whole events, however large (a
+    status change with 256 one-kilobyte patterns is ~260 KB: ~0.5 GB per project at 2,000).
+    With news_recent_bytes, the oldest go first and an older cursor gets the documented
+    summary (recovered: false)."""
+    small = app_factory(database_url=sqlite_url, news_recent_bytes=1_000_000)
+    api = new_project(small)
+    alice = api.checkin(agent_name="alice", declared_files=["README.md"])["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    for n in range(6):
+        patterns = [f"src/{'x' * 1000}{n}{i:03d}.py" for i in range(256)]
+        r = api.post("/status", {"declared_files": patterns}, token=bob)
+        assert r.status_code == 200, r.text
+    projections = small.app.state.ctx.projections
+    [current] = [projections.peek(pid) for pid in projections.project_ids()]
+    assert current.recent_size <= 1_000_000 and len(current.recent) < 8
+    answer = _news(api, alice, cursor)
+    assert answer["recovered"] is False and _kinds(answer["items"]) == ["summary"]
+    # A cursor the kept events still cover reads on as before.
+    assert _news(api, alice, answer["cursor"])["items"] == []

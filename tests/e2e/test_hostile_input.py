@@ -5,6 +5,7 @@ checkin tool alike."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -94,3 +95,57 @@ def test_the_issues_large_answers_are_bounded(agent_server: ServerProcess) -> No
         r = c.post("/checkin", json={"declared_files": [f"*{long}{i:04d}" for i in range(256)]})
         assert time.monotonic() - started < 2
         assert r.status_code in (201, 400) and len(r.content) < 200_000, r.text[:300]
+
+
+def test_hostile_news_answers_in_time_and_another_project_heartbeats_meanwhile(
+    agent_server: ServerProcess,
+) -> None:
+    """Review finding: the news compared two sessions' long near-duplicate patterns on the
+    event loop without a bound (seconds per event), stalling every project. Each bob was
+    let in while alice claimed one file; alice then claims 256 long patterns and reads her
+    news of them, while another project's session heart-beats every 50 ms."""
+    url = agent_server.url
+    long = "x" * 1000
+    key = create_project(url)["api_key"]
+    with httpx.Client(base_url=f"{url}/api/v1", headers={"X-API-Key": key}, timeout=30) as c:
+        r = c.post("/checkin", json={"agent_name": "alice", "declared_files": ["README.md"]})
+        alice = {"X-Session-Token": r.json()["session_token"]}
+        cursor = c.get("/news", headers=alice).json()["cursor"]
+        for n in range(4):
+            patterns = [f"*{long}{n}{i:03d}" for i in range(16)]
+            r = c.post("/checkin", json={"agent_name": f"bob{n}", "declared_files": patterns})
+            assert r.status_code == 201, r.text[:300]
+            bob = {"X-Session-Token": r.json()["session_token"]}
+            assert c.post("/checkout", json={}, headers=bob).status_code == 200
+        mine = [f"{long}{i:04d}*" for i in range(256)]
+        r = c.post("/status", json={"declared_files": mine}, headers=alice)
+        assert r.status_code == 200, r.text[:300]
+
+        other = create_project(url)["api_key"]
+        with httpx.Client(base_url=f"{url}/api/v1", headers={"X-API-Key": other}) as o:
+            token = o.post("/checkin", json={"agent_name": "bystander"}).json()["session_token"]
+            beats: list[float] = []
+            stop = threading.Event()
+
+            def beat() -> None:
+                while not stop.is_set():
+                    started = time.monotonic()
+                    r = o.post("/heartbeat", json={}, headers={"X-Session-Token": token})
+                    assert r.status_code == 200
+                    beats.append(time.monotonic() - started)
+                    time.sleep(0.05)
+
+            bystander = threading.Thread(target=beat)
+            bystander.start()
+            try:
+                time.sleep(0.2)
+                started = time.monotonic()
+                r = c.get(f"/news?after={cursor}", headers=alice)
+                took = time.monotonic() - started
+                time.sleep(0.2)
+            finally:
+                stop.set()
+                bystander.join()
+    assert r.status_code == 200 and took < 2, (r.status_code, took)
+    beats.sort()
+    assert beats and beats[int(len(beats) * 0.99)] < 0.25, beats[-5:]

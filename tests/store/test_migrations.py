@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -301,3 +302,37 @@ def test_sqlite_ids_are_never_reused_after_the_migrations(tmp_path: Path, start:
             assert [n for _, n in numbers] == list(range(1, len(numbers) + 1))
     finally:
         conn.close()
+
+
+def test_many_old_messages_are_numbered_per_project_in_one_pass(tmp_path: Path) -> None:
+    """Review finding: 0003 numbered each message with a count over its project's earlier
+    ones (quadratic in a project's messages). Now one ROW_NUMBER() pass: 40,000 messages
+    in two interleaved projects are numbered 1, 2, ... per project, in send order, quickly."""
+    path = tmp_path / "many.db"
+    shutil.copy(FIXTURES / "v0_1_0.sqlite", path)
+    conn = sqlite3.connect(path)
+    try:
+        conn.executemany(
+            "INSERT INTO messages (project_id, sender, recipient, type, body, created_at) "
+            "VALUES (?, 'a', 'b', 'message', 'm', '2026-01-01')",
+            [(1 + n % 2,) for n in range(40_000)],
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    started = time.monotonic()
+    migrate.upgrade_url(f"sqlite:///{path}")
+    took = time.monotonic() - started
+    conn = sqlite3.connect(path)
+    try:
+        for project in (1, 2):
+            numbers = [
+                n
+                for (n,) in conn.execute(
+                    "SELECT number FROM messages WHERE project_id = ? ORDER BY id", (project,)
+                )
+            ]
+            assert numbers == list(range(1, len(numbers) + 1))
+    finally:
+        conn.close()
+    assert took < 5, took

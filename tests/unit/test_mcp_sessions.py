@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from pathlib import Path
 
 import pytest
 
 from agentlanes.mcp.sessions import AgentRecord, RedisSessionStore, SessionStore
+from agentlanes.settings import Settings
 from tests.support import services
 
 
@@ -103,5 +105,42 @@ def test_the_news_tools_cursor_is_kept_for_every_process() -> None:
         await store.save(sid, AgentRecord(7, "tok", "web-agent", 15.0, "12-abcdef"))
         record = await store.load(sid)
         assert record is not None and record.news_cursor == "12-abcdef"
+
+    asyncio.run(run())
+
+
+def test_the_heartbeat_stops_once_the_projects_key_is_refused(tmp_path: Path) -> None:
+    """Review finding: after the project was deleted (or its key revoked) an MCP session's
+    heartbeat loop retried the 401 every interval for the record's lifetime (30 min). It
+    stops at the first UNAUTHORIZED, as on SESSION_ENDED. A real app, served in process."""
+    from litestar.testing import AsyncTestClient
+
+    from agentlanes.api.app import create_app
+    from agentlanes.mcp.http import in_process_client
+    from agentlanes.mcp.sessions import SharedLanes
+    from tests.api.conftest import ADMIN
+    from tests.conftest import TEST_APP_SETTINGS
+
+    settings = Settings(**{**TEST_APP_SETTINGS, "database_url": f"sqlite:///{tmp_path}/t.db"})
+    app = create_app(settings)
+
+    async def run() -> None:
+        async with AsyncTestClient(app) as http:
+            r = await http.post("/api/v1/projects", json={"name": "gone"}, headers=ADMIN)
+            assert r.status_code == 201, r.text
+            project = r.json()
+            client = in_process_client(app, project["api_key"])
+            checked_in = await client.checkin(agent_name="web-agent")
+            store, sid = SessionStore(), secrets.token_hex(16)
+            record = AgentRecord(1, checked_in.session_token, "web-agent", 0.05)
+            await store.save(sid, record)
+            lanes = SharedLanes(client, sid, store)
+            lanes.adopt(record)
+            r = await http.delete(f"/api/v1/projects/{project['slug']}", headers=ADMIN)
+            assert r.status_code in (200, 204), r.text
+            lanes.start_heartbeat()
+            assert lanes._beat is not None
+            await asyncio.wait_for(lanes._beat, timeout=5)  # returned: no more beats
+            await lanes.close()
 
     asyncio.run(run())

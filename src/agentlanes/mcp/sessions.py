@@ -243,7 +243,9 @@ class SharedLanes(Lanes):
             try:
                 await self.client.heartbeat()
             except ApiError as exc:
-                if exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND"):
+                # Ended, or the project deleted or its key revoked (401): beating again
+                # cannot help, so stop rather than retry for the record's lifetime.
+                if exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND", "UNAUTHORIZED"):
                     return
             except ClientError:
                 continue

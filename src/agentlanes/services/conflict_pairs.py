@@ -5,16 +5,26 @@ Each overlapping pair of live sessions appears once, seen from the older session
 kept per project and process, and only the sessions whose claim changed since the last
 request are decided again: the live sessions are still read from the database on every
 request (the truth every process shares), so the answer never lags the sessions.
+
+Deciding is bounded as a check-in's search is (SPEC "One agent cannot hurt another"): in a
+worker thread, by ``conflict_search_seconds`` from the request's start, with at most
+``answer_max_files`` overlaps per pair. The sessions not decided by then are ``pending``:
+the answer says how many, and the next request goes on with them (one that ran out of time
+goes after the others, so it never holds them back).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
+
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
 from agentlanes.errors import InvalidInput
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import LIMITS
@@ -51,6 +61,8 @@ class _Pair:
     overlaps: tuple[Any, ...]
     swapped: bool
     certain: bool
+    # The detector was asked for at most answer_max_files overlaps, and there were more.
+    truncated: bool = False
 
     def files(self) -> list[dict[str, Any]]:
         return [_file_view(f, swap=self.swapped) for f in self.overlaps]
@@ -59,16 +71,38 @@ class _Pair:
 @dataclass
 class _ProjectPairs:
     detector: ConflictDetector = field(default_factory=ConflictDetector)
+    # The decided sessions (those in the detector's index).
     scopes: dict[str, Scope] = field(default_factory=dict)
     order: dict[str, int] = field(default_factory=dict)
     # session id -> {partner id -> the pair}; each pair is held under both ids.
     pairs: dict[str, dict[str, _Pair]] = field(default_factory=dict)
+    # Live sessions not decided yet (the last sync ran out of time), and those whose own
+    # search ran out of time once (decided after the others).
+    pending: list[str] = field(default_factory=list)
+    slow: set[str] = field(default_factory=set)
+    # One sync (in a worker thread) and one answer at a time per project (a lock of the
+    # running loop: the kept pairs outlive an app in tests).
+    _lock: tuple[Any, asyncio.Lock] | None = None
+
+    def lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     def drop(self, sid: str) -> None:
         for partner in self.pairs.pop(sid, {}):
             self.pairs.get(partner, {}).pop(sid, None)
 
-    def sync(self, live: Sequence[AgentSession]) -> None:
+    def sync(
+        self,
+        live: Sequence[AgentSession],
+        *,
+        deadline: float | None = None,
+        max_files: int | None = None,
+    ) -> None:
+        """Decide the sessions whose claim changed; those left when ``deadline``
+        (``time.monotonic()``) passes stay ``pending``."""
         current = {s.id: _scope(s) for s in live}
         self.order = {sid: i for i, sid in enumerate(current)}
         gone = self.scopes.keys() - current.keys()
@@ -76,19 +110,38 @@ class _ProjectPairs:
         for sid in gone:
             self.detector.remove(sid)
             self.drop(sid)
+            del self.scopes[sid]
         for sid in changed:
-            if sid in self.scopes:
+            if self.scopes.pop(sid, None) is not None:
                 self.detector.remove(sid)
-            self.drop(sid)
-        self.scopes = current
+                self.drop(sid)
+        self.slow &= current.keys()
+        changed.sort(key=self.slow.__contains__)  # stable: the slow ones last
         # Each changed session is decided against the index *before* it joins it, so a
         # pair of two changed sessions is decided once, by the later one (a fresh start
         # decides n(n-1)/2 pairs, not n(n-1)).
-        for sid in changed:
+        self.pending = []
+        for k, sid in enumerate(changed):
             sc = current[sid]
-            for c in self.detector.find(declared_area=sc.declared_area, patterns=sc.patterns):
+            if deadline is not None and time.monotonic() > deadline:
+                self.pending = changed[k:]
+                return
+            try:
+                found = self.detector.find(
+                    declared_area=sc.declared_area,
+                    patterns=sc.patterns,
+                    deadline=deadline,
+                    max_files=max_files,
+                )
+            except SearchTooLong:
+                self.slow.add(sid)
+                self.pending = changed[k:]
+                return
+            for c in found:
                 self._add(sid, c)
             self.detector.add(sc)
+            self.scopes[sid] = sc
+            self.slow.discard(sid)
 
     def _add(self, sid: str, c: Conflict) -> None:
         # Seen from the older session, whichever side was decided.
@@ -96,7 +149,8 @@ class _ProjectPairs:
         a, b = (sid, c.session_id) if older_is_me else (c.session_id, sid)
         files = c.overlapping_files
         certain = c.overlapping_area or any(getattr(f, "certain", True) for f in files)
-        pair = _Pair(a, b, c.overlapping_area, files, not older_is_me, certain)
+        truncated = bool(getattr(c, "files_truncated", False))
+        pair = _Pair(a, b, c.overlapping_area, files, not older_is_me, certain, truncated)
         self.pairs.setdefault(a, {})[b] = pair
         self.pairs.setdefault(b, {})[a] = pair
 
@@ -108,9 +162,9 @@ class ConflictPairs:
         self.max_projects = max_projects
         self._projects: dict[int, _ProjectPairs] = {}
 
-    def for_project(self, project_id: int, live: Sequence[AgentSession]) -> _ProjectPairs:
+    def for_project(self, project_id: int) -> _ProjectPairs:
+        """The project's entry (sync it under its lock)."""
         entry = self._projects.pop(project_id, None) or _ProjectPairs()
-        entry.sync(live)
         self._projects[project_id] = entry  # most recently used last
         while len(self._projects) > self.max_projects:
             del self._projects[next(iter(self._projects))]
@@ -145,6 +199,7 @@ def _pair_view(entry: _ProjectPairs, pair: _Pair) -> dict[str, Any]:
         "certain": pair.certain,
         "overlapping_files": files[:FILES_PER_PAIR],
         "files_total": len(files),
+        "files_truncated": pair.truncated,
     }
 
 
@@ -158,12 +213,23 @@ async def current_conflicts(
     if not 1 <= limit <= LIMITS.conflict_pairs_limit:
         raise InvalidInput("limit", f"must be 1-{LIMITS.conflict_pairs_limit}")
     assert project.id is not None
+    deadline = time.monotonic() + ctx.settings.conflict_search_seconds
     async with ctx.db.read() as db:
         # Offset first: an event committed between the two reads is then newer than the
         # offset, and a client that refreshes on events asks again.
         offset = await queries.last_offset(db, project.id)
         live = await queries.live_sessions(db, project.id, utcnow())
-    entry = _PAIRS.for_project(project.id, live)
+    entry = _PAIRS.for_project(project.id)
+    async with entry.lock():
+        await anyio.to_thread.run_sync(
+            lambda: entry.sync(live, deadline=deadline, max_files=ctx.settings.answer_max_files)
+        )
+        return _answer(entry, live, offset, limit)
+
+
+def _answer(
+    entry: _ProjectPairs, live: Sequence[AgentSession], offset: int, limit: int
+) -> dict[str, Any]:
     order = entry.order
     unique = [p for sid, partners in entry.pairs.items() for q, p in partners.items() if p.a == sid]
     unique.sort(key=lambda p: (not p.certain, order[p.a], order[p.b]))
@@ -186,5 +252,6 @@ async def current_conflicts(
         "truncated": len(unique) > limit,
         "agents": agents,
         "sessions": len(live),
+        "pending": len(entry.pending),
         "offset": offset,
     }

@@ -43,6 +43,7 @@ class ServiceContext:
             self.liveness = create_liveness(self.settings)
         # The news reads the events the projection applied (services/news.py).
         self.projections.recent_kept = self.settings.news_recent_events
+        self.projections.recent_bytes = self.settings.news_recent_bytes
 
     def on_session_end(self, listener: SessionEndListener) -> None:
         """Run ``listener`` in the transaction that ends any session, after its event."""

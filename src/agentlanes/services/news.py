@@ -14,13 +14,16 @@ the history it belongs to.
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
+from agentlanes.domain.conflicts import SearchTooLong
 from agentlanes.domain.globs import overlap
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
 from agentlanes.services.context import ServiceContext
@@ -39,6 +42,14 @@ DELIVERED_MAX = 1000
 WILDCARDS = frozenset("*?[{")
 # Overlapping pairs named in one item's text; the rest are counted.
 NAMED_PAIRS = 2
+# Overlapping pairs one item counts at most (past them: "or more").
+PAIRS_MAX = 64
+# Time one item's pattern comparisons may take (on the event loop, which is given back
+# between items); past it the item is shortened and names no files. A whole answer stops
+# after conflict_search_seconds (``more``: read on from its cursor). SPEC "One agent
+# cannot hurt another".
+ITEM_SECONDS = 0.05
+YIELD_SECONDS = 0.02
 SUMMARY_SESSIONS = 10
 KINDS = (
     "summary",
@@ -183,7 +194,17 @@ async def answer(
     items: list[dict[str, Any]] = []
     last = cursor[0]
     more = False
-    for recent in events_after(current, cursor[0]):
+    started = given_back = time.monotonic()
+    deadline = started + ctx.settings.conflict_search_seconds
+    # A copy: the loop is given back between items, and the kept events may change then.
+    for n, recent in enumerate(list(events_after(current, cursor[0]))):
+        now = time.monotonic()
+        if n and now > deadline:
+            more = True  # out of time: the rest from the cursor, on the next call
+            break
+        if now - given_back > YIELD_SECONDS:
+            await asyncio.sleep(0)  # other requests go on meanwhile
+            given_back = time.monotonic()
         item = item_for(ctx, project, current, mine, recent)
         if item is not None:
             if len(items) == limit:
@@ -233,20 +254,22 @@ def item_for(
     mine: LiveSession,
     recent: Recent,
 ) -> dict[str, Any] | None:
-    """The item the event makes for ``mine``, or None when it does not concern it."""
+    """The item the event makes for ``mine``, or None when it does not concern it; its
+    pattern comparisons take at most ``ITEM_SECONDS``."""
     kind = recent.type
     data = recent.data
     found: dict[str, Any] | None = None
+    deadline = time.monotonic() + ITEM_SECONDS
     if kind in ("agent.checkin", "agent.status"):
-        found = _overlap_began(current, mine, data["session"], recent.before)
+        found = _overlap_began(current, mine, data["session"], recent.before, deadline)
     elif kind in ("agent.checkout", "agent.timeout"):
-        found = _overlap_ended(current, mine, data, recent.before)
+        found = _overlap_ended(current, mine, data, recent.before, deadline)
     elif kind == "message.created":
         found = _message(mine, data["message"])
     elif kind.startswith("task.") or kind == "checkpoint.resolved":
         found = _task(current, mine, recent)
     elif kind in ("lease.released", "lease.expired"):
-        found = _lease_free(ctx, project, mine, data["lease"])
+        found = _lease_free(ctx, project, mine, data["lease"], recent.offset)
     elif kind.startswith("consensus."):
         found = _consensus(mine, kind, data)
     elif kind == "project.updated":
@@ -263,16 +286,32 @@ def item_for(
     return {"cursor": cursor_of(recent.offset, project.epoch), "at": _at(recent.ts), **found}
 
 
-def _pairs(mine: Iterable[str], theirs: Iterable[str]) -> list[tuple[str, str, Any]]:
-    """(my pattern, their pattern, Overlap) for each overlapping pair, certain ones first."""
+Pairs = list[tuple[str, str, Any]]
+
+
+def _pairs(mine: Iterable[str], theirs: Iterable[str], deadline: float) -> tuple[Pairs, bool]:
+    """(my pattern, their pattern, Overlap) for each overlapping pair, certain ones first,
+    and whether every pair was compared: at most ``PAIRS_MAX`` are found, and the
+    comparisons stop once ``deadline`` (``time.monotonic()``) has passed."""
     found = []
+    complete = True
+    ours = list(mine)
     for t in theirs:
-        for m in mine:
+        for m in ours:
+            # Checked before each: two long near-duplicates take milliseconds.
+            if time.monotonic() > deadline:
+                complete = False
+                break
             o = overlap(m, t)
             if o is not None:
                 found.append((m, t, o))
+                if len(found) == PAIRS_MAX:
+                    complete = False
+                    break
+        if not complete:
+            break
     found.sort(key=lambda pair: not pair[2].certain)
-    return found
+    return found, complete
 
 
 def _pair_text(m: str, t: str, o: Any) -> str:
@@ -282,7 +321,7 @@ def _pair_text(m: str, t: str, o: Any) -> str:
     return f"{t}, which overlaps your {m} (e.g. {o.example}), {sure}"
 
 
-def _pair_refs(pairs: list[tuple[str, str, Any]]) -> dict[str, Any]:
+def _pair_refs(pairs: Pairs, complete: bool) -> dict[str, Any]:
     m, t, o = pairs[0]
     return {
         "path": o.example,
@@ -290,12 +329,27 @@ def _pair_refs(pairs: list[tuple[str, str, Any]]) -> dict[str, Any]:
         "your_pattern": m,
         "certain": o.certain,
         "overlaps": len(pairs),
+        **({} if complete else {"compared_all": False}),
     }
 
 
-def _more(pairs: list[Any]) -> str:
+def _more(pairs: list[Any], complete: bool = True) -> str:
     extra = len(pairs) - NAMED_PAIRS
+    if not complete:
+        if extra > 0:
+            return f"; and {extra} or more overlapping pattern(s)"
+        return "; maybe more (not all compared: lanes conflicts)"
     return f"; and {extra} more overlapping pattern(s)" if extra > 0 else ""
+
+
+def _unchecked(kind: str, text: str, refs: dict[str, Any]) -> dict[str, Any]:
+    """The shorter item when the patterns were too many to compare in time."""
+    return {
+        "kind": kind,
+        "text": f"{text} (too many patterns to compare with yours in time: lanes conflicts)",
+        **refs,
+        "compared_all": False,
+    }
 
 
 def _overlap_began(
@@ -303,6 +357,7 @@ def _overlap_began(
     mine: LiveSession,
     session: dict[str, Any],
     before: LiveSession | None,
+    deadline: float,
 ) -> dict[str, Any] | None:
     if session["session_id"] == mine.id or session["agent_name"] == mine.agent_name:
         return None
@@ -310,7 +365,7 @@ def _overlap_began(
     now = list(session.get("declared_files") or [])
     had = set(before.declared_files) if before is not None else set()
     refs: dict[str, Any] = {"session_id": session["session_id"], "agent_name": who}
-    began = _pairs(mine.declared_files, [p for p in now if p not in had])
+    began, complete = _pairs(mine.declared_files, [p for p in now if p not in had], deadline)
     area = session.get("declared_area")
     shares_area = bool(area) and area == mine.declared_area
     shared_before = before is not None and before.declared_area == area
@@ -319,10 +374,12 @@ def _overlap_began(
         named = "; ".join(_pair_text(*pair) for pair in began[:NAMED_PAIRS])
         return {
             "kind": "overlap.began",
-            "text": f"{who} {verb} {named}{_more(began)}",
+            "text": f"{who} {verb} {named}{_more(began, complete)}",
             **refs,
-            **_pair_refs(began),
+            **_pair_refs(began, complete),
         }
+    if not complete:
+        return _unchecked("overlap.began", f"{who} changed claims that may overlap yours", refs)
     if shares_area and not shared_before:
         return {
             "kind": "area.shared",
@@ -331,47 +388,83 @@ def _overlap_began(
             "area": area,
             "certain": True,
         }
-    ended = _pairs(mine.declared_files, [p for p in had if p not in set(now)])
+    ended, complete = _pairs(mine.declared_files, [p for p in had if p not in set(now)], deadline)
     if ended:
-        return _freed(current, mine, f"{who} no longer claims", ended, refs, session["session_id"])
+        lead = f"{who} no longer claims"
+        return _freed(current, mine, lead, ended, complete, refs, session["session_id"], deadline)
+    if not complete:
+        return _unchecked("overlap.ended", f"{who} dropped claims that may overlap yours", refs)
     return None
 
 
 def _overlap_ended(
-    current: LiveProject, mine: LiveSession, data: dict[str, Any], before: LiveSession | None
+    current: LiveProject,
+    mine: LiveSession,
+    data: dict[str, Any],
+    before: LiveSession | None,
+    deadline: float,
 ) -> dict[str, Any] | None:
     if before is None or data["session_id"] == mine.id or before.agent_name == mine.agent_name:
         return None
     how = {"timed_out": "timed out", "superseded": "checked in again"}.get(
         data.get("status"), "checked out"
     )
-    ended = _pairs(mine.declared_files, before.declared_files)
+    ended, complete = _pairs(mine.declared_files, before.declared_files, deadline)
     refs = {"session_id": data["session_id"], "agent_name": before.agent_name}
+    lead = f"{before.agent_name} {how}"
     if not ended:
+        if not complete:
+            text = f"{lead}: its claims may have overlapped yours"
+            return _unchecked("overlap.ended", text, refs)
         return None
-    return _freed(current, mine, f"{before.agent_name} {how}:", ended, refs, data["session_id"])
+    return _freed(current, mine, f"{lead}:", ended, complete, refs, data["session_id"], deadline)
 
 
 def _freed(
     current: LiveProject,
     mine: LiveSession,
     lead: str,
-    pairs: list[tuple[str, str, Any]],
+    pairs: Pairs,
+    complete: bool,
     refs: dict[str, Any],
     gone: str,
+    deadline: float,
 ) -> dict[str, Any]:
     m, t, o = pairs[0]
-    # Free unless a live third session still claims the example (the detector's answer).
-    still = [
-        c.agent_name
-        for c in current.find(
-            list(current.sessions.values()), paths=[o.example], exclude_session_id=mine.id
+    # Free unless a live third session still claims the example (the detector's answer,
+    # by the deadline: past it, not known to be free). No third session: free, unasked.
+    third = any(
+        s.id not in (mine.id, gone) and s.agent_name != mine.agent_name
+        for s in current.sessions.values()
+    )
+    try:
+        still = (
+            []
+            if not third
+            else [
+                c.agent_name
+                for c in current.find(
+                    list(current.sessions.values()),
+                    paths=[o.example],
+                    exclude_session_id=mine.id,
+                    deadline=max(deadline, time.monotonic() + 0.01),
+                    max_files=1,
+                )
+                if c.session_id != gone and c.agent_name != mine.agent_name
+            ]
         )
-        if c.session_id != gone and c.agent_name != mine.agent_name
-    ]
-    tail = f"{', '.join(still[:3])} still claims it" if still else "it is free"
-    text = f"{lead} {t}, which you claim ({m}): {tail}{_more(pairs)}"
-    return {"kind": "overlap.ended", "text": text, **refs, **_pair_refs(pairs), "free": not still}
+        tail = f"{', '.join(still[:3])} still claims it" if still else "it is free"
+    except SearchTooLong:
+        still = ["?"]
+        tail = "others may still claim it (lanes conflicts)"
+    text = f"{lead} {t}, which you claim ({m}): {tail}{_more(pairs, complete)}"
+    return {
+        "kind": "overlap.ended",
+        "text": text,
+        **refs,
+        **_pair_refs(pairs, complete),
+        "free": not still,
+    }
 
 
 def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -485,11 +578,11 @@ def _task(current: LiveProject, mine: LiveSession, recent: Recent) -> dict[str, 
 
 
 def _lease_free(
-    ctx: ServiceContext, project: Project, mine: LiveSession, lease: dict[str, Any]
+    ctx: ServiceContext, project: Project, mine: LiveSession, lease: dict[str, Any], offset: int
 ) -> dict[str, Any] | None:
     assert project.id is not None
     resource = lease.get("resource")
-    if not resource or not ctx.lease_refusals.refused(project.id, resource, mine.id):
+    if not resource or not ctx.lease_refusals.freed(project.id, resource, mine.id, offset):
         return None
     return {
         "kind": "lease.free",
@@ -535,15 +628,25 @@ async def summary(
     from agentlanes.services.coordination.messages import unread_count
 
     live = await current.live(ctx.liveness, utcnow())
-    found = current.find(
-        live,
-        declared_area=mine.declared_area,
-        patterns=mine.declared_files,
-        exclude_session_id=mine.id,
-        exclude_agent_name=mine.agent_name,
-    )
+    # As a check-in's search: in a worker thread, by conflict_search_seconds, a few
+    # overlaps per session; past the deadline the summary says so and names none.
+    try:
+        found = await current.search(
+            live,
+            deadline=time.monotonic() + ctx.settings.conflict_search_seconds,
+            max_files=ctx.settings.answer_max_files,
+            declared_area=mine.declared_area,
+            patterns=mine.declared_files,
+            exclude_session_id=mine.id,
+            exclude_agent_name=mine.agent_name,
+        )
+        compared = True
+    except SearchTooLong:
+        found, compared = [], False
     others = sum(1 for s in live if s.id != mine.id)
     parts = [f"you are {mine.agent_name}; {others} other live session(s)"]
+    if not compared:
+        parts.append("your claims are too many to compare with theirs in time: lanes conflicts")
     for c in found[:SUMMARY_SESSIONS]:
         if c.overlapping_files:
             f = sorted(c.overlapping_files, key=lambda f: not f.certain)[0]
@@ -566,4 +669,5 @@ async def summary(
         "overlaps": len(found),
         "certain": any(c.certain for c in found),
         "unread_messages": unread,
+        **({} if compared else {"compared_all": False}),
     }

@@ -98,6 +98,7 @@ async def project_deleted(ctx: ServiceContext, project_id: int) -> None:
     ctx.projections.forget(project_id)
     ctx.hub.forget(project_id)
     forget_pairs(project_id)
+    ctx.lease_refusals.forget_project(project_id)
     for token_hash in [h for h, (pid, _) in ctx.token_ids.items() if pid == project_id]:
         del ctx.token_ids[token_hash]
     await ctx.liveness.forget_project(project_id)

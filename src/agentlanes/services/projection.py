@@ -119,6 +119,8 @@ class Recent:
     ts: str | None
     data: dict[str, Any]
     before: LiveSession | None
+    # What it holds, about: its data's JSON and the claims of ``before``.
+    size: int = 0
 
 
 class LiveProject:
@@ -130,12 +132,17 @@ class LiveProject:
         offset: int,
         sessions: Iterable[LiveSession],
         recent_kept: int = 0,
+        recent_bytes: int = 0,
     ) -> None:
         self.project_id = project_id
         self.offset = offset
         # The newest applied events (the news reads them): complete after recent_from.
-        self.recent: deque[Recent] = deque(maxlen=recent_kept or None)
+        # At most recent_kept of them, and at most recent_bytes (0: no byte bound) in all:
+        # one project's large claims cannot pin the process's memory.
+        self.recent: deque[Recent] = deque()
         self.recent_kept = recent_kept
+        self.recent_bytes = recent_bytes
+        self.recent_size = 0
         self.recent_from = offset
         # When the offset was last compared with the database (time.monotonic()).
         self.verified_at = 0.0
@@ -192,9 +199,18 @@ class LiveProject:
             self._drop(data["session_id"])
         self.offset = offset
         if self.recent_kept:
-            if len(self.recent) == self.recent_kept:
-                self.recent_from = self.recent[0].offset
-            self.recent.append(Recent(offset, kind, event.get("ts"), data, before))
+            size = len(msgspec.json.encode(data))
+            if before is not None:
+                size += sum(map(len, before.declared_files))
+            self.recent.append(Recent(offset, kind, event.get("ts"), data, before, size))
+            self.recent_size += size
+            cap = self.recent_bytes
+            while len(self.recent) > self.recent_kept or (
+                cap and self.recent_size > cap and len(self.recent) > 1
+            ):
+                dropped = self.recent.popleft()
+                self.recent_size -= dropped.size
+                self.recent_from = dropped.offset  # complete after it
         return True
 
     async def live(self, liveness: Liveness, now: datetime) -> list[LiveSession]:
@@ -288,10 +304,14 @@ class LiveProject:
 class Projections:
     """This process's ``LiveProject`` per project (the most recently used, bounded)."""
 
-    def __init__(self, max_projects: int = 1024, recent_kept: int = 0) -> None:
+    def __init__(
+        self, max_projects: int = 1024, recent_kept: int = 0, recent_bytes: int = 0
+    ) -> None:
         self.max_projects = max_projects
-        # Events kept per project for the agents' news (setting news_recent_events).
+        # Events kept per project for the agents' news (settings news_recent_events and
+        # news_recent_bytes).
         self.recent_kept = recent_kept
+        self.recent_bytes = recent_bytes
         self._projects: dict[int, LiveProject] = {}
         self.rebuilds = 0
 
@@ -373,7 +393,11 @@ class Projections:
         offset = await queries.last_offset(db, project_id)
         rows = await queries.active_sessions(db, project_id)
         project = LiveProject(
-            project_id, offset, (LiveSession.of_row(r) for r in rows), self.recent_kept
+            project_id,
+            offset,
+            (LiveSession.of_row(r) for r in rows),
+            self.recent_kept,
+            self.recent_bytes,
         )
         await self._catch_up(db, project)
         return project

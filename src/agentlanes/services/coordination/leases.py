@@ -139,7 +139,9 @@ async def acquire(
             await tx.emit("lease.renewed", {"lease": view})
             return view, False
         if current is not None:
-            ctx.lease_refusals.note(project.id, key, session.id)  # news: lease.free
+            # News: lease.free on the first release or expiry after this.
+            at = await queries.last_offset(tx.db, project.id)
+            ctx.lease_refusals.note(project.id, key, session.id, at)
             raise LeaseConflict(
                 f"{key!r} is leased by {current.agent_name} until {iso(current.expires_at)}",
                 conflict=True,

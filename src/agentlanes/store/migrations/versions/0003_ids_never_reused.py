@@ -52,13 +52,25 @@ def upgrade() -> None:
     if "number" not in message_columns:
         with op.batch_alter_table("messages", schema=None) as batch_op:
             batch_op.add_column(sa.Column("number", sa.BigInteger(), nullable=True))
-        # 1, 2, … per project in send order (ids grow with time within a project).
+        # 1, 2, … per project in send order (ids grow with time within a project): one
+        # window pass into a keyed scratch table, then one look-up per row (a count per
+        # row was quadratic in a project's messages). ROW_NUMBER: SQLite 3.25+, PostgreSQL.
+        bind.execute(
+            sa.text("CREATE TEMPORARY TABLE message_numbers (id BIGINT PRIMARY KEY, n BIGINT)")
+        )
         bind.execute(
             sa.text(
-                "UPDATE messages SET number = (SELECT count(*) FROM messages AS m "
-                "WHERE m.project_id = messages.project_id AND m.id <= messages.id)"
+                "INSERT INTO message_numbers (id, n) SELECT id, "
+                "ROW_NUMBER() OVER (PARTITION BY project_id ORDER BY id) FROM messages"
             )
         )
+        bind.execute(
+            sa.text(
+                "UPDATE messages SET number = "
+                "(SELECT n FROM message_numbers WHERE message_numbers.id = messages.id)"
+            )
+        )
+        bind.execute(sa.text("DROP TABLE message_numbers"))
         with op.batch_alter_table("messages", schema=None) as batch_op:
             batch_op.alter_column("number", existing_type=sa.BigInteger(), nullable=False)
             batch_op.create_unique_constraint("uq_messages_number", ["project_id", "number"])
