@@ -633,7 +633,7 @@ async def summary(
     try:
         found = await current.search(
             live,
-            deadline=time.monotonic() + ctx.settings.conflict_search_seconds,
+            budget=ctx.settings.conflict_search_seconds,
             max_files=ctx.settings.answer_max_files,
             declared_area=mine.declared_area,
             patterns=mine.declared_files,
