@@ -109,6 +109,12 @@ def checkin(args: argparse.Namespace) -> int:
         # old one as superseded); other agents' sessions here have files of their own.
         before = read_session(cfg, env={}, agent=result.agent_name)
         kept = save_checkin(cfg, result)
+    if kept:
+        # The answer told the agent who is live and what overlaps: its news (what the
+        # hooks put in its context) starts from here, as after a SessionStart.
+        from agentlanes.hooks.news import start_cursor
+
+        start_cursor(cfg, result.agent_name, {"session_token": result.session_token})
     replaced = before.get("session_id") if before else None
     if kept and replaced != result.session_id:
         from agentlanes.cli.keepalive import restart_for_agent
