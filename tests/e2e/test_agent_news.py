@@ -114,6 +114,17 @@ def inbox(url: str, key: str, token: str) -> list[dict[str, Any]]:
     return r.json()["messages"]  # type: ignore[no-any-return]
 
 
+def settled(co: Checkout, agent: str, needle: str, timeout: float = 10) -> None:
+    """Wait until the agent's keepalive has written the news holding ``needle`` into its
+    local file (SPEC: within 200 ms p99 of the event; a loaded test machine may take
+    longer), so the next hook call reads it there. No file: the hook asks the server."""
+    news_file = co.repo / ".git/agentlanes/sessions" / f"{agent}.news.jsonl"
+    deadline = time.monotonic() + timeout
+    while news_file.exists() and needle not in news_file.read_text():
+        assert time.monotonic() < deadline, f"the keepalive never wrote {needle!r}"
+        time.sleep(0.02)
+
+
 def setup(
     agent_server: ServerProcess, tmp_path: Path, agent_process: Callable[..., str]
 ) -> tuple[Checkout, str]:
@@ -147,6 +158,7 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
 
     # B messages A: A's next tool call (a Read) carries it, once.
     message_id = send(url, key, co.session(SID_B)["session_token"], a, "please rebase on main")
+    settled(co, a, f'"message_id":{message_id}')
     text = context(co.read(SID_A, "docs/guide.md"), "PreToolUse")
     assert text == f"agentlanes: {b} to you, message {message_id}: please rebase on main"
     assert co.read(SID_A, "docs/guide.md") is None
@@ -156,6 +168,7 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
     # B starts editing the file A claims: A hears it once, for certain.
     warned = co.edit(SID_B, "src/app.py")
     assert "src/app.py is claimed by " + a in context(warned, "PreToolUse")
+    settled(co, a, "now edits src/app.py")
     heard = context(co.run(SID_A, "UserPromptSubmit"), "UserPromptSubmit")
     assert (
         heard == f"agentlanes: {b} now edits src/app.py, which you claim (src/app.py), for certain"
@@ -164,6 +177,7 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
 
     # B checks out: A hears the path is free.
     assert co.run(SID_B, "SessionEnd") is None
+    settled(co, a, "checked out")
     freed = context(co.run(SID_A, "PostToolUse"), "PostToolUse")
     assert freed == (
         f"agentlanes: {b} checked out: src/app.py, which you claim (src/app.py): it is free"
@@ -234,6 +248,7 @@ def test_lanes_news_prints_what_the_hooks_have_not_shown(
     token_b = co.session(SID_B)["session_token"]
     for n in range(40):
         send(url, key, token_b, a, f"note {n:02d} " + "x" * 60)
+    settled(co, a, "note 39")
     text = context(co.read(SID_A, "README"), "PreToolUse")
     assert len(text) <= 2000
     lines = text.splitlines()

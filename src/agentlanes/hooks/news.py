@@ -133,12 +133,14 @@ def from_local_file(cfg: LocalConfig, agent: str, cursor: str | None) -> list[An
 
 
 def unseen(
-    cfg: LocalConfig, agent: str, session: dict[str, Any]
+    cfg: LocalConfig, agent: str, session: dict[str, Any], *, local_ok: bool = True
 ) -> tuple[list[Any], str | None, bool, bool]:
     """(items not yet in the agent's context, the cursor after all of them, whether the
-    server has more, whether they came from the local file)."""
+    server has more, whether they came from the local file). ``local_ok=False``: ask the
+    server even when a keepalive writes the local file (which may lag an event by a few
+    hundred milliseconds)."""
     cursor = session.get("news_cursor")
-    local = from_local_file(cfg, agent, cursor)
+    local = from_local_file(cfg, agent, cursor) if local_ok else None
     if local is not None:
         return local, (local[-1]["cursor"] if local else cursor), False, True
     path = "/api/v1/news" + (f"?after={cursor}" if cursor else "")
@@ -293,7 +295,9 @@ def stop(payload: dict[str, Any], env: dict[str, str] | None = None) -> Any:
         return {}
     cfg, agent, session = found
     try:
-        items, cursor, more, _ = unseen(cfg, agent, session)
+        # A stop comes once a turn, and letting one through with a message just sent
+        # would leave it unread: ask the server, not the keepalive's file.
+        items, cursor, more, _ = unseen(cfg, agent, session, local_ok=False)
     except (LeanUnreachable, LeanApiError):
         return {}
     urgent = [
