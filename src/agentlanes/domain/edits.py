@@ -1,0 +1,176 @@
+"""Line-level edits and how two of them meet (SPEC "Line-level claims").
+
+An agent reports, per file it changed, the blob id of the file at ``HEAD`` (``base``; None
+for a file new since ``HEAD``) and the lines of that base its hunks replace, read off
+``git diff -U0``: a hunk ``@@ -a,b +c,d @@`` replaces base lines ``[a, a+b-1]`` (1-based,
+inclusive); a pure insertion (``b = 0``, after line ``a``) replaces none and is written
+``[a+1, a]`` (end = start - 1). A file new since ``HEAD`` is one insertion at the top,
+``[1, 0]``.
+
+Two sessions' changes to one file on one base *meet* as git's three-way merge decides it
+(``xdl_merge``: two changes conflict unless one ends before the other starts with at least
+one unchanged line between them): they intersect, or touch. ``margin`` widens that by N
+lines for the cautious. On two different bases the line numbers cannot be compared: the
+grade is then ``lines`` (a conflict ahead is assumed), and says so (``same_base`` false).
+
+Only the standard library: the hooks import this too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Range = tuple[int, int]
+
+# Grades of one overlap (SPEC): the ranges meet (a merge conflict ahead), they are apart
+# (git merges them), or the two sessions have not both edited a file of the overlap.
+LINES = "lines"
+FILE = "file"
+CLAIMS = "claims"
+
+
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    """One session's change to one file: its base blob and the base lines it replaces
+    (sorted by start)."""
+
+    base: str | None
+    ranges: tuple[Range, ...]
+
+    def wire(self, path: str) -> dict[str, Any]:
+        return {"path": path, "base": self.base, "ranges": [list(r) for r in self.ranges]}
+
+
+def hull(ranges: Sequence[Range]) -> Range:
+    """One range covering all of ``ranges`` (a conservative stand-in for many)."""
+    return (min(s for s, _ in ranges), max(e for _, e in ranges))
+
+
+def meet(mine: Sequence[Range], theirs: Sequence[Range], margin: int = 0) -> bool:
+    """Whether some range of ``mine`` meets some range of ``theirs``: in 0-based half-open
+    form ``[s-1, e)``, two changes conflict unless one ends strictly before the other
+    starts (``e1 < s2 - 1``), i.e. at least one unchanged base line lies between them;
+    ``margin`` asks for more than ``margin`` unchanged lines. Both lists sorted by start;
+    a merge-like sweep, linear in their lengths."""
+    i = j = 0
+    while i < len(mine) and j < len(theirs):
+        s1, e1 = mine[i][0] - 1, mine[i][1]
+        s2, e2 = theirs[j][0] - 1, theirs[j][1]
+        if s1 <= e2 + margin and s2 <= e1 + margin:
+            return True
+        # The one that ends first cannot meet anything later of the other list.
+        if e1 < e2:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def grade_file(mine: FileEdit, theirs: FileEdit, margin: int = 0) -> tuple[str, bool]:
+    """``(grade, same_base)`` of two sessions' changes to one file."""
+    if mine.base != theirs.base:
+        return LINES, False
+    return (LINES if meet(mine.ranges, theirs.ranges, margin) else FILE), True
+
+
+@dataclass(frozen=True, slots=True)
+class Graded:
+    """The grade of one conflict, the edited files of its overlap (at most so many), and
+    whether the other side has edits on a file of the overlap that this side has not
+    edited (``block_on = lines`` refuses that too)."""
+
+    grade: str
+    files: tuple[dict[str, Any], ...]
+    theirs_only: bool
+    files_truncated: bool = False
+
+
+def grade_pair(
+    mine: Mapping[str, FileEdit],
+    theirs: Mapping[str, FileEdit],
+    *,
+    i_claim: Callable[[str], bool],
+    they_claim: Callable[[str], bool],
+    margin: int = 0,
+    max_files: int | None = None,
+) -> Graded:
+    """Grade the overlap of two sessions from their edits: ``lines`` when a file both
+    edited has ranges that meet (or two different bases), ``file`` when both edited some
+    file of the overlap and none meets, else ``claims``. ``i_claim`` / ``they_claim``: the
+    claim rule of each side, to tell which one-sided edits lie in the overlap."""
+    grade = CLAIMS
+    files: list[dict[str, Any]] = []
+    theirs_only = False
+    for path in sorted(set(mine) | set(theirs)):
+        m, t = mine.get(path), theirs.get(path)
+        if m is not None and t is not None:
+            file_grade, same = grade_file(m, t, margin)
+            if file_grade == LINES or grade == CLAIMS:
+                grade = file_grade
+            entry: dict[str, Any] = {
+                "path": path,
+                "edited_by": "both",
+                "grade": file_grade,
+                "same_base": same,
+                "ranges": _wire(t.ranges),
+                "my_ranges": _wire(m.ranges),
+            }
+        elif t is not None and i_claim(path):
+            theirs_only = True
+            entry = {"path": path, "edited_by": "them", "ranges": _wire(t.ranges)}
+        elif m is not None and they_claim(path):
+            entry = {"path": path, "edited_by": "me", "my_ranges": _wire(m.ranges)}
+        else:
+            continue
+        files.append(entry)
+    # The ones that matter first: meeting ranges, then their edits, then mine.
+    files.sort(key=lambda f: (f.get("grade") != LINES, f["edited_by"] != "them"))
+    cut = max_files is not None and len(files) > max_files
+    return Graded(grade, tuple(files[:max_files] if cut else files), theirs_only, cut)
+
+
+def blocks_on_lines(conflict: Mapping[str, Any]) -> bool:
+    """Whether ``block_on = lines`` refuses this (certain) conflict: its grade is
+    ``lines``, or the other side edited a file of the overlap that this side has not
+    edited yet. A conflict with no grade (an older server) counts as refusing."""
+    grade = conflict.get("grade")
+    if grade is None:
+        return True
+    return grade == LINES or any(f.get("edited_by") == "them" for f in conflict.get("edits") or [])
+
+
+def _wire(ranges: Iterable[Range]) -> list[list[int]]:
+    return [[s, e] for s, e in ranges]
+
+
+def parse_unified_zero(diff: str) -> dict[str, list[Range]]:
+    """The base ranges per file of ``git diff -U0`` output (``b/`` paths; a deleted file
+    under its old path). Pure text: the agent side runs git."""
+    out: dict[str, list[Range]] = {}
+    old_path: str | None = None
+    path: str | None = None
+    for line in diff.splitlines():
+        if line.startswith("--- "):
+            old_path = _diff_path(line[4:])
+        elif line.startswith("+++ "):
+            path = _diff_path(line[4:]) or old_path
+            if path is not None:
+                out.setdefault(path, [])
+        elif line.startswith("@@ ") and path is not None:
+            old = line.split(" ")[1]  # -a,b or -a
+            start_text, _, count_text = old[1:].partition(",")
+            start, count = int(start_text), int(count_text or "1")
+            out[path].append((start, start + count - 1) if count else (start + 1, start))
+    return out
+
+
+def _diff_path(text: str) -> str | None:
+    text = text.split("\t", 1)[0]
+    if text == "/dev/null":
+        return None
+    if text.startswith('"'):  # git quotes unusual names C-style
+        text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        text = text.encode("latin-1").decode("utf-8", "replace")
+    return text[2:] if text[:2] in ("a/", "b/") else text
