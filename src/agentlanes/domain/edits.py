@@ -13,6 +13,15 @@ one unchanged line between them): they intersect, or touch. ``margin`` widens th
 lines for the cautious. On two different bases the line numbers cannot be compared: the
 grade is then ``lines`` (a conflict ahead is assumed), and says so (``same_base`` false).
 
+One shape git merges although the ranges meet: both sides making the very same change
+(git's zealous merge takes it once). Two agents' new lines rarely match, but identical
+deletions happen (both remove one dead function); ranges do not tell a deletion from a
+replacement of the same lines, so the grade stays ``lines``, the cautious side. Nothing
+else differs: ``tests/e2e/test_merge_agreement.py`` and ``bench/merge_agreement.py``
+compare the grades with real merges of generated pairs (identical deletions left out),
+also on a file without a final newline (a line added after its last line changes that
+line, in ``git diff -U0`` and in the merge alike).
+
 Only the standard library: the hooks import this too.
 """
 
