@@ -135,16 +135,24 @@ def identical_deletion(a: Edit, b: Edit) -> bool:
     return any(h.deletes and h in b for h in a if h.deletes)
 
 
-def generate_pairs(seed: int, count: int, lines: int = BASE_LINES) -> list[Pair]:
-    """``count`` pairs, the same for the same seed; B's edit is near A's in 60 % of them."""
+def generate(seed: int, count: int, lines: int = BASE_LINES) -> tuple[list[Pair], list[Pair]]:
+    """``count`` pairs, the same for the same seed (B's edit is near A's in 60 % of them),
+    and the pairs drawn on the way that were left out (an identical deletion)."""
     rng = random.Random(seed)
     pairs: list[Pair] = []
+    left_out: list[Pair] = []
     while len(pairs) < count:
         a = random_edit(rng, lines=lines)
         b = random_edit(rng, a if rng.random() < 0.6 else (), lines)
-        if not identical_deletion(a, b):
+        if identical_deletion(a, b):
+            left_out.append(Pair(count + len(left_out), a, b))
+        else:
             pairs.append(Pair(len(pairs), a, b))
-    return pairs
+    return pairs, left_out
+
+
+def generate_pairs(seed: int, count: int, lines: int = BASE_LINES) -> list[Pair]:
+    return generate(seed, count, lines)[0]
 
 
 def gap(mine: Sequence[Range], theirs: Sequence[Range]) -> int:
@@ -332,11 +340,13 @@ def main() -> int:
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     failures = 0
     for eol in (True, False):
-        pairs = generate_pairs(args.seed + (not eol), args.pairs)
+        pairs, left_out = generate(args.seed + (not eol), args.pairs)
         with tempfile.TemporaryDirectory() as tmp:
             started = time.perf_counter()
-            outcomes = run_pairs(MergeLab(Path(tmp), eol=eol), pairs)
+            lab = MergeLab(Path(tmp), eol=eol)
+            outcomes = run_pairs(lab, pairs)
             took = time.perf_counter() - started
+            outside = run_pairs(lab, left_out)
             real = WorkTreeLab(Path(tmp), eol=eol)
             checked = outcomes[: args.real_merges]
             same = sum(real.merge(o.pair) == (o.mine, o.theirs, o.clean) for o in checked)
@@ -351,6 +361,11 @@ def main() -> int:
             f"\nReal `git merge` of two branches in a work tree, ranges from "
             f"`git diff -U0 -- {FILE}`: {same} of {len(checked)} pairs give the same ranges "
             "and outcome as merge-tree."
+        )
+        print(
+            f"Left out on the way: {len(left_out)} pairs with an identical deletion "
+            f"(graded lines): git merged {sum(o.clean for o in outside)} of them cleanly, "
+            f"{sum(o.predicted() != LINES for o in outside)} graded file."
         )
     with tempfile.TemporaryDirectory() as tmp:
         both_delete = Pair(0, (Hunk(10, 12, 0),), (Hunk(10, 12, 0), Hunk(40, 40, 1)))
