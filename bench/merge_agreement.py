@@ -2,22 +2,30 @@
 
 Run: .venv/bin/python bench/merge_agreement.py   (--pairs 1000 --seed 27 --real-merges 20)
 
-One base file of 60 numbered lines, committed once. For each generated pair of edits
-(agent A's and agent B's: one to three replace / insert / delete hunks each, the new
-lines unique to their agent and pair, B's hunks drawn near A's more often than not so
-that the margin-0 boundary is crossed often), each side is committed on its own branch
-off the base, its ranges are read from real ``git diff -U0 <base> <side> -- FILE`` and
-``parse_unified_zero``, ``grade_file`` predicts ``lines`` (a merge conflict ahead) or
-``file`` (a clean merge), and ``git merge-tree --write-tree`` (git 2.38+: a real merge,
-without a work tree) says what git does. A few pairs also go through a real ``git merge``
-in a work tree, with the agent side's own ``git diff -U0 -- FILE``, to show that both
-agree. The table also grades each pair with ``line_margin`` 1..3: a margin only turns
-clean merges into predicted conflicts, never the reverse.
+A base file of 60 lines, committed once. For each generated pair of edits (agent A's and
+agent B's: one to three replace / insert / delete hunks each, B's hunks drawn near A's
+more often than not so that the margin-0 boundary is crossed often), each side is
+committed on its own branch off the base, its ranges are read from real
+``git diff -U0 <base> <side> -- FILE`` and ``parse_unified_zero``, ``grade_file`` predicts
+``lines`` (a merge conflict ahead) or ``file`` (a clean merge), and
+``git merge-tree --write-tree`` (git 2.38+: a real merge, without a work tree) says what
+git does. A few pairs also go through a real ``git merge`` in a work tree, with the agent
+side's own ``git diff -U0 -- FILE``, to show that both agree. The table also grades each
+pair with ``line_margin`` 1..3: a margin only turns clean merges into predicted
+conflicts, never the reverse.
+
+Three bases: numbered lines (every line unique; the new lines are unique to their agent
+and pair), the same without a final newline, and code-like lines (blank lines, braces and
+a few statements repeat, in the base and among the new lines; each new hunk holds one
+line of its own). On the code-like base the reading matters: plain ``git diff -U0`` slides
+an ambiguous hunk with its indent heuristic, which the merge does not use, while
+``git diff -U0 --histogram --no-indent-heuristic`` (``READING_AS_MERGE``) reads the
+changes as merge-ort does (histogram diff, no indent heuristic).
 
 Outside the SPEC's rule, and left out of the generated pairs: both sides deleting exactly
 the same lines (git's zealous merge takes one identical change without a conflict; ranges
 cannot tell a deletion from a replacement, so the grade stays ``lines``, the cautious
-side). The table shows that case on its own.
+side). The run shows what git does with the ones it left out.
 """
 
 from __future__ import annotations
@@ -39,8 +47,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from agentlanes.domain.edits import LINES, FileEdit, Range, grade_file, parse_unified_zero
 
 BASE_LINES = 60
-FILE = "numbers.txt"
+FILE = "file.txt"
 MARGINS = (0, 1, 2, 3)
+# How the agent side reads its ranges: plain `git diff -U0`, or as merge-ort diffs (it
+# hardcodes the histogram algorithm and does not use the indent heuristic).
+READING_PLAIN: tuple[str, ...] = ()
+READING_AS_MERGE = ("--histogram", "--no-indent-heuristic")
+# Lines that repeat in code, in a code-like base and among an agent's new lines.
+REPEATED = ("}", "", "    return x", "    x += 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,27 +82,56 @@ class Pair:
     b: Edit
 
 
-def text(lines: Sequence[str], eol: bool) -> str:
-    """The file's text; without ``eol`` its last line has no newline (git diff then says
-    ``\\ No newline at end of file``, and a line added after it changes it)."""
-    return "\n".join(lines) + ("\n" if eol and lines else "")
+@dataclass(frozen=True, slots=True)
+class Base:
+    """The base file of a run: its lines, whether its last line ends with a newline, and
+    whether the agents' new lines mix in lines that repeat (``REPEATED``)."""
+
+    name: str
+    lines: tuple[str, ...]
+    eol: bool = True
+    code: bool = False
+
+    def text(self, lines: Sequence[str]) -> str:
+        """A version of the file; without ``eol`` its last line has no newline (a line
+        added after it changes it, in ``git diff`` and in the merge alike)."""
+        return "\n".join(lines) + ("\n" if self.eol and lines else "")
 
 
-def base_text(lines: int = BASE_LINES, eol: bool = True) -> str:
-    return text([f"line {n:02d}" for n in range(1, lines + 1)], eol)
+NUMBERED = Base("numbered lines", tuple(f"line {n:02d}" for n in range(1, BASE_LINES + 1)))
+NO_FINAL_NEWLINE = Base("numbered lines, no final newline", NUMBERED.lines, eol=False)
+CODE_LIKE = Base(
+    "code-like lines",
+    tuple(
+        f"    stmt {n}" if n % 3 == 0 else REPEATED[n % len(REPEATED)]
+        for n in range(1, BASE_LINES + 1)
+    ),
+    code=True,
+)
 
 
-def apply(edit: Edit, agent: str, pair: int, lines: int = BASE_LINES, eol: bool = True) -> str:
-    """The file after ``edit``: every new line names its agent, pair and hunk, so no line
-    of one side equals a line of the other or of the base."""
+def new_lines(base: Base, agent: str, pair: int, hunk: int, count: int) -> list[str]:
+    """The lines a hunk puts in: each names its agent, pair and hunk, so that no change
+    of one side equals one of the other; on a code-like base all but one of them are
+    drawn from ``REPEATED`` instead."""
+    own = [f"    {agent} pair {pair} hunk {hunk} new {i}" for i in range(count)]
+    if not base.code or not count:
+        return own
+    rng = random.Random(f"{agent}/{pair}/{hunk}")
+    keep = rng.randrange(count)
+    return [own[i] if i == keep else rng.choice(REPEATED) for i in range(count)]
+
+
+def apply(edit: Edit, agent: str, pair: int, base: Base = NUMBERED) -> str:
+    """The file after ``edit``."""
     out: list[str] = []
     line = 1
     for h, hunk in enumerate(edit):
-        out.extend(f"line {n:02d}" for n in range(line, hunk.start))
-        out.extend(f"{agent} pair {pair} hunk {h} new {i}" for i in range(hunk.new))
+        out.extend(base.lines[line - 1 : hunk.start - 1])
+        out.extend(new_lines(base, agent, pair, h, hunk.new))
         line = hunk.end + 1
-    out.extend(f"line {n:02d}" for n in range(line, lines + 1))
-    return text(out, eol)
+    out.extend(base.lines[line - 1 :])
+    return base.text(out)
 
 
 def valid(edit: Sequence[Hunk], lines: int = BASE_LINES) -> bool:
@@ -158,7 +201,8 @@ def generate_pairs(seed: int, count: int, lines: int = BASE_LINES) -> list[Pair]
 def gap(mine: Sequence[Range], theirs: Sequence[Range]) -> int:
     """The fewest unchanged base lines between a range of ``mine`` and one of ``theirs``
     (negative: they share lines)."""
-    return min(max(s2 - 1 - e1, s1 - 1 - e2) for s1, e1 in mine for s2, e2 in theirs)
+    pairs = [max(s2 - 1 - e1, s1 - 1 - e2) for s1, e1 in mine for s2, e2 in theirs]
+    return min(pairs, default=BASE_LINES)
 
 
 def isolated_git_env(home: Path) -> dict[str, str]:
@@ -185,13 +229,15 @@ class MergeLab:
     """One repository holding the base commit; each side becomes a commit off it, built
     with plumbing (no work tree), and two sides are merged with ``git merge-tree``."""
 
-    def __init__(self, root: Path, lines: int = BASE_LINES, eol: bool = True) -> None:
-        self.lines = lines
-        self.eol = eol
+    def __init__(
+        self, root: Path, base: Base = NUMBERED, reading: Sequence[str] = READING_PLAIN
+    ) -> None:
+        self.file = base
+        self.reading = tuple(reading)
         self.env = isolated_git_env(root / "home")
         self.repo = Path(tempfile.mkdtemp(prefix="lab-", dir=root))
         self.git("init", "-q", "-b", "main")
-        self.base = self.commit(base_text(lines, eol), parent=None)
+        self.base = self.commit(base.text(base.lines), parent=None)
 
     def git(self, *args: str, stdin: str | None = None, ok: Sequence[int] = (0,)) -> str:
         done = subprocess.run(
@@ -215,8 +261,11 @@ class MergeLab:
 
     def side(self, edit: Edit, agent: str, pair: int) -> tuple[str, list[Range]]:
         """The side's commit and its ranges as the agent side reads them."""
-        commit = self.commit(apply(edit, agent, pair, self.lines, self.eol), self.base)
-        diff = self.git("diff", "-U0", self.base, commit, "--", FILE)
+        return self.side_of_text(apply(edit, agent, pair, self.file))
+
+    def side_of_text(self, text: str) -> tuple[str, list[Range]]:
+        commit = self.commit(text, self.base)
+        diff = self.git("diff", "-U0", *self.reading, self.base, commit, "--", FILE)
         return commit, parse_unified_zero(diff).get(FILE, [])
 
     def merges_cleanly(self, a: str, b: str) -> bool:
@@ -228,13 +277,15 @@ class WorkTreeLab:
     """A repository with a work tree, for real ``git merge`` of two branches; each side's
     ranges come from ``git diff -U0 -- FILE`` in the work tree, as an agent reads them."""
 
-    def __init__(self, root: Path, lines: int = BASE_LINES, eol: bool = True) -> None:
-        self.lines = lines
-        self.eol = eol
+    def __init__(
+        self, root: Path, base: Base = NUMBERED, reading: Sequence[str] = READING_PLAIN
+    ) -> None:
+        self.file = base
+        self.reading = tuple(reading)
         self.env = isolated_git_env(root / "home")
         self.repo = Path(tempfile.mkdtemp(prefix="worktree-", dir=root))
         self.git("init", "-q", "-b", "main")
-        (self.repo / FILE).write_text(base_text(lines, eol))
+        (self.repo / FILE).write_text(base.text(base.lines))
         self.git("add", FILE)
         self.git("commit", "-q", "-m", "base")
 
@@ -248,10 +299,10 @@ class WorkTreeLab:
 
     def side(self, branch: str, edit: Edit, agent: str, pair: int) -> list[Range]:
         self.git("checkout", "-q", "-B", branch, "main")
-        (self.repo / FILE).write_text(apply(edit, agent, pair, self.lines, self.eol))
-        ranges = parse_unified_zero(self.git("diff", "-U0", "--", FILE).stdout).get(FILE, [])
+        (self.repo / FILE).write_text(apply(edit, agent, pair, self.file))
+        diff = self.git("diff", "-U0", *self.reading, "--", FILE).stdout
         self.git("commit", "-q", "-am", f"{agent} {pair}")
-        return ranges
+        return parse_unified_zero(diff).get(FILE, [])
 
     def merge(self, pair: Pair) -> tuple[list[Range], list[Range], bool]:
         """(A's ranges, B's ranges, whether ``git merge`` of A into B was clean)."""
@@ -331,6 +382,14 @@ def print_tables(outcomes: Sequence[Outcome]) -> None:
         print(f"| {name} | {len(mine)} | {sum(not o.clean for o in mine)} | {lines} |")
 
 
+RUNS = (
+    (NUMBERED, READING_PLAIN),
+    (NO_FINAL_NEWLINE, READING_PLAIN),
+    (CODE_LIKE, READING_PLAIN),
+    (CODE_LIKE, READING_AS_MERGE),
+)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000, help="pairs per base")
@@ -338,28 +397,33 @@ def main() -> int:
     parser.add_argument("--real-merges", type=int, default=20, help="pairs per base")
     args = parser.parse_args()
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    print(f"{version.strip()}; seed {args.seed}")
     failures = 0
-    for eol in (True, False):
-        pairs, left_out = generate(args.seed + (not eol), args.pairs)
+    for base, reading in RUNS:
+        pairs, left_out = generate(args.seed, args.pairs)
         with tempfile.TemporaryDirectory() as tmp:
             started = time.perf_counter()
-            lab = MergeLab(Path(tmp), eol=eol)
+            lab = MergeLab(Path(tmp), base, reading)
             outcomes = run_pairs(lab, pairs)
             took = time.perf_counter() - started
             outside = run_pairs(lab, left_out)
-            real = WorkTreeLab(Path(tmp), eol=eol)
+            real = WorkTreeLab(Path(tmp), base, reading)
             checked = outcomes[: args.real_merges]
             same = sum(real.merge(o.pair) == (o.mine, o.theirs, o.clean) for o in checked)
-        failures += sum(not o.agrees() for o in outcomes) + len(checked) - same
-        ending = "ends with a newline" if eol else "has no newline at its end"
+        command = " ".join(("git diff -U0", *reading))
+        if base.code and not reading:  # the reading this run shows to be wrong
+            expected = "may disagree"
+        else:
+            expected = "must agree"
+            failures += sum(not o.agrees() for o in outcomes) + len(checked) - same
         print(
-            f"\n{BASE_LINES}-line base that {ending}; seed {args.seed + (not eol)}; "
-            f"{version.strip()}; merge-tree of {len(outcomes)} pairs in {took:.1f} s\n"
+            f"\n{BASE_LINES} {base.name}, ranges from `{command}` ({expected}): "
+            f"merge-tree of {len(outcomes)} pairs in {took:.1f} s\n"
         )
         print_tables(outcomes)
         print(
             f"\nReal `git merge` of two branches in a work tree, ranges from "
-            f"`git diff -U0 -- {FILE}`: {same} of {len(checked)} pairs give the same ranges "
+            f"`{command} -- {FILE}`: {same} of {len(checked)} pairs give the same ranges "
             "and outcome as merge-tree."
         )
         print(
@@ -367,13 +431,6 @@ def main() -> int:
             f"(graded lines): git merged {sum(o.clean for o in outside)} of them cleanly, "
             f"{sum(o.predicted() != LINES for o in outside)} graded file."
         )
-    with tempfile.TemporaryDirectory() as tmp:
-        both_delete = Pair(0, (Hunk(10, 12, 0),), (Hunk(10, 12, 0), Hunk(40, 40, 1)))
-        (outcome,) = run_pairs(MergeLab(Path(tmp)), [both_delete])
-    print(
-        "\nOutside the rule (left out above): both sides delete lines 10-12: predicted "
-        f"{outcome.predicted()}, git {'clean' if outcome.clean else 'conflict'}."
-    )
     return 1 if failures else 0
 
 

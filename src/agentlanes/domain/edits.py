@@ -16,11 +16,17 @@ grade is then ``lines`` (a conflict ahead is assumed), and says so (``same_base`
 One shape git merges although the ranges meet: both sides making the very same change
 (git's zealous merge takes it once). Two agents' new lines rarely match, but identical
 deletions happen (both remove one dead function); ranges do not tell a deletion from a
-replacement of the same lines, so the grade stays ``lines``, the cautious side. Nothing
-else differs: ``tests/e2e/test_merge_agreement.py`` and ``bench/merge_agreement.py``
-compare the grades with real merges of generated pairs (identical deletions left out),
-also on a file without a final newline (a line added after its last line changes that
-line, in ``git diff -U0`` and in the merge alike).
+replacement of the same lines, so the grade stays ``lines``, the cautious side.
+
+The ranges must be read as the merge diffs. merge-ort diffs with the histogram algorithm
+and without the indent heuristic; plain ``git diff`` uses the heuristic (and any
+``diff.algorithm`` configured), which can place a hunk among repeated lines (blank lines,
+braces) one line away from where the merge sees it, so that changes the merge finds
+touching read as apart. ``git diff -U0 --histogram --no-indent-heuristic`` reads them as
+the merge does. ``tests/e2e/test_merge_agreement.py`` and ``bench/merge_agreement.py``
+compare the grades with real merges of generated pairs (identical deletions left out):
+they agree on every pair, also on a file without a final newline (a line added after its
+last line changes that line, in the diff and in the merge alike).
 
 Only the standard library: the hooks import this too.
 """
