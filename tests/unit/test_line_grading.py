@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -339,7 +338,29 @@ def git(repo: Path, *args: str) -> str:
 
 
 def base(name: str) -> list[str]:
-    return [f"{name} base line {n}" for n in range(1, BASE_LINES + 1)]
+    """A base file; every fourth line starts with ``-- `` (an SQL or Lua comment): deleted,
+    it reads ``--- ...`` in the diff, as a file header would."""
+    return [
+        f"-- {name} comment {n}" if n % 4 == 0 else f"{name} base line {n}"
+        for n in range(1, BASE_LINES + 1)
+    ]
+
+
+# New lines that look like diff syntax once git prefixes them with "+", or that Python's
+# str.splitlines() would cut in two (form feed, vertical tab, U+2028).
+NEW_LINES = [
+    "plain new line",
+    "++ b/elsewhere.txt",
+    "++ /dev/null",
+    "-- a/elsewhere.txt",
+    "@@ -1,3 +1 @@",
+    "diff --git a/elsewhere.txt b/elsewhere.txt",
+    "\\ No newline at end of file",
+    "\x0c",
+    "page\x0c@@ -1,20 +0,0 @@",
+    "v\x0b+++ b/elsewhere.txt",
+    "js\u2028@@ -2 +2 @@",
+]
 
 
 @pytest.fixture(scope="module")
@@ -349,20 +370,19 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     git(root, "init", "-q")
     for name in NAMES:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text("\n".join(base(name)) + "\n")
+        (root / name).write_text("".join(f"{text}\n" for text in base(name)))
     git(root, "add", ".")
     git(root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "b")
     return root
 
 
-def edited(name: str, ranges: list[Range], new: Callable[[int], int]) -> str:
+def edited(name: str, ranges: list[Range], new: list[list[str]]) -> str:
     lines = base(name)
     out: list[str] = []
     line = 1
     for h, (start, end) in enumerate(ranges):
         out.extend(lines[line - 1 : start - 1])
-        count = max(new(h), 1 if end < start else 0)  # an insertion adds a line at least
-        out.extend(f"{name} new {h}.{i}" for i in range(count))
+        out.extend(new[h] if new[h] or end >= start else ["plain new line"])
         line = end + 1
     out.extend(lines[line - 1 :])
     return "".join(f"{text}\n" for text in out)
@@ -375,21 +395,22 @@ def edited(name: str, ranges: list[Range], new: Callable[[int], int]) -> str:
         hunk_sets(BASE_LINES).filter(bool),
         min_size=1,
     ),
-    st.lists(st.integers(0, 3), min_size=6, max_size=6),
+    st.lists(st.lists(st.sampled_from(NEW_LINES), max_size=3), min_size=6, max_size=6),
 )
 def test_parse_reads_the_ranges_of_real_git_diff_output(
-    repo: Path, changes: dict[str, list[Range]], new_lines: list[int]
+    repo: Path, changes: dict[str, list[Range]], new_lines: list[list[str]]
 ) -> None:
+    """Several files in one diff, hunks that replace, delete and insert, new and deleted
+    lines that look like headers: the ranges are exactly the edits'."""
     for name in NAMES:
-        text = edited(name, changes.get(name, []), new_lines.__getitem__)
-        (repo / name).write_text(text)
+        (repo / name).write_text(edited(name, changes.get(name, []), new_lines))
     diff = git(repo, "diff", "-U0")
     assert parse_unified_zero(diff) == changes
 
 
 def test_parse_reads_a_new_and_a_deleted_file(repo: Path) -> None:
     for name in NAMES:
-        (repo / name).write_text("\n".join(base(name)) + "\n")
+        (repo / name).write_text("".join(f"{text}\n" for text in base(name)))
     (repo / "new file.txt").write_text("one\ntwo\n")
     git(repo, "add", "-N", "new file.txt")
     (repo / "plain.txt").unlink()

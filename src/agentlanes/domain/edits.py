@@ -162,23 +162,49 @@ def _wire(ranges: Iterable[Range]) -> list[list[int]]:
 
 def parse_unified_zero(diff: str) -> dict[str, list[Range]]:
     """The base ranges per file of ``git diff -U0`` output (``b/`` paths; a deleted file
-    under its old path). Pure text: the agent side runs git."""
+    under its old path). Pure text: the agent side runs git.
+
+    A hunk's body is as long as its header says, as ``git apply`` reads it: a body line
+    that looks like a header (an added ``++ x`` prints as ``+++ x``, a deleted SQL comment
+    ``-- x`` as ``--- x``) stays body. Lines end at ``\\n`` only: a form feed or U+2028
+    inside a line (``str.splitlines`` would cut there) does not end it."""
     out: dict[str, list[Range]] = {}
     old_path: str | None = None
     path: str | None = None
-    for line in diff.splitlines():
+    old_left = new_left = 0  # body lines of the current hunk still to come
+    for line in diff.split("\n"):
+        if old_left or new_left:
+            mark = line[:1]
+            if mark == "-" and old_left:
+                old_left -= 1
+                continue
+            if mark == "+" and new_left:
+                new_left -= 1
+                continue
+            if mark == " " and old_left and new_left:  # context (none with -U0)
+                old_left -= 1
+                new_left -= 1
+                continue
+            if mark == "\\":  # "\ No newline at end of file"
+                continue
+            old_left = new_left = 0  # a hunk cut short: read on as headers
         if line.startswith("--- "):
-            old_path = _diff_path(line[4:])
+            old_path = _diff_path(line[4:].rstrip("\r"))
         elif line.startswith("+++ "):
-            path = _diff_path(line[4:]) or old_path
+            path = _diff_path(line[4:].rstrip("\r")) or old_path
             if path is not None:
                 out.setdefault(path, [])
         elif line.startswith("@@ ") and path is not None:
-            old = line.split(" ")[1]  # -a,b or -a
-            start_text, _, count_text = old[1:].partition(",")
-            start, count = int(start_text), int(count_text or "1")
+            old, new = line.split(" ")[1:3]  # -a,b or -a; +c,d or +c
+            start, count = _hunk_side(old)
+            old_left, new_left = count, _hunk_side(new)[1]
             out[path].append((start, start + count - 1) if count else (start + 1, start))
     return out
+
+
+def _hunk_side(text: str) -> tuple[int, int]:
+    start_text, _, count_text = text[1:].partition(",")
+    return int(start_text), int(count_text or "1")
 
 
 def _diff_path(text: str) -> str | None:
