@@ -19,8 +19,9 @@ and pair), the same without a final newline, and code-like lines (blank lines, b
 a few statements repeat, in the base and among the new lines; each new hunk holds one
 line of its own). On the code-like base the reading matters: plain ``git diff -U0`` slides
 an ambiguous hunk with its indent heuristic, which the merge does not use, while
-``git diff -U0 --histogram --no-indent-heuristic`` (``READING_AS_MERGE``) reads the
-changes as merge-ort does (histogram diff, no indent heuristic).
+``git diff -U0 --histogram --no-indent-heuristic`` (``READING_AS_MERGE``: the flags of
+``edits.GIT_DIFF_ARGS``) reads the changes as merge-ort does (histogram diff, no indent
+heuristic).
 
 Outside the SPEC's rule, and left out of the generated pairs: both sides deleting exactly
 the same lines (git's zealous merge takes one identical change without a conflict; ranges
@@ -44,7 +45,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from agentlanes.domain.edits import LINES, FileEdit, Range, grade_file, parse_unified_zero
+from agentlanes.domain.edits import (
+    GIT_DIFF_ARGS,
+    LINES,
+    FileEdit,
+    Range,
+    grade_file,
+    parse_unified_zero,
+)
 
 BASE_LINES = 60
 FILE = "file.txt"
@@ -52,7 +60,7 @@ MARGINS = (0, 1, 2, 3)
 # How the agent side reads its ranges: plain `git diff -U0`, or as merge-ort diffs (it
 # hardcodes the histogram algorithm and does not use the indent heuristic).
 READING_PLAIN: tuple[str, ...] = ()
-READING_AS_MERGE = ("--histogram", "--no-indent-heuristic")
+READING_AS_MERGE = GIT_DIFF_ARGS[2:]
 # Lines that repeat in code, in a code-like base and among an agent's new lines.
 REPEATED = ("}", "", "    return x", "    x += 1")
 

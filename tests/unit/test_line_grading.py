@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from agentlanes.domain.edits import (
     CLAIMS,
     FILE,
+    GIT_DIFF_ARGS,
     LINES,
     FileEdit,
     Range,
@@ -424,3 +425,43 @@ def test_parse_reads_a_new_and_a_deleted_file(repo: Path) -> None:
         git(repo, "rm", "-q", "--cached", "new file.txt")
         (repo / "new file.txt").unlink()
         git(repo, "checkout", "--", "plain.txt")
+
+
+def test_git_diff_args_read_the_same_ranges_whatever_the_users_configuration(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Colour, other path prefixes, an external diff, a textconv filter, another algorithm:
+    configuration that changes the text of plain ``git diff -U0`` does not change the text
+    ``GIT_DIFF_ARGS`` asks for."""
+    textconv = tmp_path / "textconv"
+    textconv.write_text('#!/bin/sh\necho "a line the filter adds"\ncat "$1"\n')
+    textconv.chmod(0o755)
+    attributes = repo / ".git" / "info" / "attributes"
+    attributes.parent.mkdir(exist_ok=True)
+    attributes.write_text("* diff=filtered\n")
+    configured = [
+        arg
+        for setting in (
+            "color.ui=always",
+            "diff.mnemonicPrefix=true",
+            "diff.algorithm=patience",
+            "diff.indentHeuristic=true",
+            f"diff.filtered.textconv={textconv}",
+        )
+        for arg in ("-c", setting)
+    ]
+    lines = base("plain.txt")
+    (repo / "plain.txt").write_text("".join(f"{t}\n" for t in [lines[0], *lines[2:10], "new"]))
+    (repo / "dir" / "with space.txt").unlink()
+    try:
+        expected = {"plain.txt": [(2, 2), (11, BASE_LINES)], "dir/with space.txt": [(1, 20)]}
+        read = git(repo, *configured, *GIT_DIFF_ARGS, "--", "plain.txt", "dir")
+        assert parse_unified_zero(read) == expected
+        external = git(repo, *configured, "-c", "diff.external=true", *GIT_DIFF_ARGS)
+        assert parse_unified_zero(external) == expected
+        # Plain `git diff -U0` under that configuration reads something else.
+        assert parse_unified_zero(git(repo, *configured, "diff", "-U0")) != expected
+    finally:
+        attributes.unlink()
+        (repo / "plain.txt").write_text("".join(f"{t}\n" for t in lines))
+        git(repo, "checkout", "--", "dir")

@@ -23,7 +23,9 @@ and without the indent heuristic; plain ``git diff`` uses the heuristic (and any
 ``diff.algorithm`` configured), which can place a hunk among repeated lines (blank lines,
 braces) one line away from where the merge sees it, so that changes the merge finds
 touching read as apart. ``git diff -U0 --histogram --no-indent-heuristic`` reads them as
-the merge does. ``tests/e2e/test_merge_agreement.py`` and ``bench/merge_agreement.py``
+the merge does; ``GIT_DIFF_ARGS`` adds what keeps a user's configuration (colour, other
+path prefixes, external diff drivers, textconv filters) out of the text that
+``parse_unified_zero`` reads. ``tests/e2e/test_merge_agreement.py`` and ``bench/merge_agreement.py``
 compare the grades with real merges of generated pairs (identical deletions left out):
 they agree on every pair, also on a file without a final newline (a line added after its
 last line changes that line, in the diff and in the merge alike).
@@ -38,6 +40,22 @@ from dataclasses import dataclass
 from typing import Any
 
 Range = tuple[int, int]
+
+# How the agent side reads its ranges: ``git <GIT_DIFF_ARGS> [<commit>] -- <path>...``, fed to
+# parse_unified_zero. Histogram without the indent heuristic: the hunks where merge-ort's
+# diff puts them. The rest overrides configuration that changes the text (color.ui,
+# diff.mnemonicPrefix / diff.noprefix, diff.external, textconv drivers).
+GIT_DIFF_ARGS = (
+    "diff",
+    "-U0",
+    "--histogram",
+    "--no-indent-heuristic",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
 
 # Grades of one overlap (SPEC): the ranges meet (a merge conflict ahead), they are apart
 # (git merges them), or the two sessions have not both edited a file of the overlap.
