@@ -21,8 +21,8 @@ from agentlanes.domain.conflicts import Conflict
 from agentlanes.domain.edits import CLAIMS, LINES, FileEdit, Range, grade_pair, hull
 from agentlanes.domain.globs import claims
 from agentlanes.errors import InvalidInput
-from agentlanes.settings import LIMITS, Settings
 from agentlanes.services.validation import pattern_limits
+from agentlanes.settings import LIMITS, Settings
 
 BASE_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
 

@@ -284,9 +284,9 @@ class LiveProject:
         out = []
         for c in found:
             theirs = self.sessions.get(c.session_id)
-            if deadline is not None and (mine or (theirs and theirs.edits)):
-                if time.monotonic() > deadline:
-                    raise SearchTooLong(len(out))
+            graded_by_lines = mine or (theirs and theirs.edits)
+            if deadline is not None and graded_by_lines and time.monotonic() > deadline:
+                raise SearchTooLong(len(out))
             out.append(
                 line_claims.graded(
                     c,
