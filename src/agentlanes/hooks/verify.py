@@ -353,10 +353,12 @@ def check_range(
             say("your saved session is no longer active; checking as nobody")
             answers = call_many(cfg, asks(None))
         conflicts: list[dict[str, Any]] = []
+        cut = False
         for answer in answers:
             if isinstance(answer, LeanApiError):
                 raise answer
             conflicts.extend(answer.get("conflicts") or [])
+            cut = cut or bool(answer.get("truncated"))
     except LeanUnreachable as exc:
         return unchecked(f"server unreachable at {cfg.url} ({exc})")
     except LeanApiError as exc:
@@ -377,6 +379,9 @@ def check_range(
         for c in claimed
         for f in c["overlapping_files"]
     ]
+    if cut:
+        # Certain overlaps come first in a cut answer, but some may be missing here.
+        say("the server cut its answer short (answer_max_conflicts): not every overlap is shown")
     if conflicts and not any("edits" in c for c in conflicts):
         say("the server reports no edits (a version before line-level claims): claims only")
     for line in capped((edit_line(h) for h in held), SHOWN_LINES):
@@ -388,9 +393,9 @@ def check_range(
         names = list(dict.fromkeys(h["agent_name"] for h in held))
         files = len({h["path"] for h in held})
         say(
-            f"{refused}: {files} of the {counted} hold edits of {len(names)} other live "
-            f"session(s) ({', '.join(names[:5])}): merge after they commit, or agree who "
-            "goes first"
+            f"{refused}: {files} of the {counted} hold uncommitted edits of {len(names)} "
+            f"other live session(s) ({', '.join(names[:5])}): agree who goes first, or "
+            "wait until they commit or check out"
         )
         if push:
             say(HOW_PAST_PUSH)
