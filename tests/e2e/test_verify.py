@@ -132,6 +132,8 @@ def test_verify_refuses_a_range_over_another_sessions_edits(
     assert answer["refused"] is True and answer["exit_code"] == 1
     held = [(e["agent_name"], e["path"], e["ranges"], e["edited_by"]) for e in answer["edits"]]
     assert held == [("alice", "src/app.py", [[3, 4]], "both")]
+    # CI knows the branch's author by name: --ignore-agent leaves that agent out.
+    assert bob.lanes("verify", "--ignore-agent", "alice").returncode == 0
 
     # A commit touching only other files: passes, quietly.
     bob.git("reset", "-q", "--hard", "origin/main")

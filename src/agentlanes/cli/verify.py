@@ -36,6 +36,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="which local agent you are (its own session is left out; default: the one that "
         "started this shell, or nobody)",
     )
+    p.add_argument(
+        "--ignore-agent",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave this agent's sessions out too (repeatable): in CI, the branch's own "
+        "author, whose session may still show the edits it has since committed",
+    )
     add_json(p)
     p.set_defaults(func=verify)
 
@@ -61,7 +69,7 @@ def verify(args: argparse.Namespace) -> int:
             rng = default_range()
         else:
             rng = given_range(args.range)
-        verdict = check_range([rng], agent=args.agent)
+        verdict = check_range([rng], agent=args.agent, ignore_agents=args.ignore_agent)
     except UsageError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:

@@ -271,10 +271,13 @@ def check_range(
     env: dict[str, str] | None = None,
     agent: str | None = None,
     push: bool = False,
+    ignore_agents: Sequence[str] = (),
 ) -> Verdict:
     """Check the files of ``ranges`` against the other live sessions (see the module doc).
 
-    Raises UsageError for bad input (exit 2); every other outcome is a Verdict.
+    ``ignore_agents``: sessions of these agents are left out too (a CI job knows the
+    author of a branch by name, not by session token). Raises UsageError for bad input
+    (exit 2); every other outcome is a Verdict.
     """
     env = dict(os.environ) if env is None else env
     verdict = Verdict()
@@ -365,7 +368,11 @@ def check_range(
         return unchecked(f"the server refused the check ({exc})")
 
     verdict.data["checked"] = True
-    conflicts = [c for c in conflicts if not (mine and c.get("session_id") == mine)]
+    conflicts = [
+        c
+        for c in conflicts
+        if not (mine and c.get("session_id") == mine) and c.get("agent_name") not in ignore_agents
+    ]
     held, claimed = _holders(conflicts, set(paths))
     verdict.data["edits"] = held
     verdict.data["claims"] = [
