@@ -81,6 +81,7 @@ def test_overlaps_on_a_file_both_edited_are_graded_by_lines(
         "edited_by": "both",
         "grade": grade,
         "same_base": True,
+        "base": BASE,
         "ranges": theirs,
         "my_ranges": mine,
     }
@@ -93,7 +94,9 @@ def test_claims_without_edits_on_both_sides_stay_claim_overlaps(api: Api) -> Non
     edit(api, alice["session_token"], "src/app.py", [1, 2])
     c = only(api.get(f"/sessions/{bob['session_id']}/conflicts").json()["conflicts"])
     assert c["grade"] == "claims"
-    assert c["edits"] == [{"path": "src/app.py", "edited_by": "them", "ranges": [[1, 2]]}]
+    assert c["edits"] == [
+        {"path": "src/app.py", "edited_by": "them", "base": BASE, "ranges": [[1, 2]]}
+    ]
 
 
 def test_different_bases_are_graded_conservatively_and_say_so(api: Api) -> None:
@@ -225,3 +228,26 @@ def test_project_settings_are_checked(api: Api) -> None:
         assert next(iter(body)) in r.text
     shown = api.get("/project").json()
     assert (shown["block_on"], shown["line_margin"]) == ("claims", 0)
+
+
+def test_edits_that_meet_are_news_once_for_the_other_agent(api: Api) -> None:
+    alice, bob = two_editors(api)
+    edit(api, alice["session_token"], "src/app.py", [10, 12])
+    first = api.get("/news", token=alice["session_token"]).json()
+    edit(api, bob["session_token"], "src/app.py", [40, 40])  # apart: no news of it
+    assert (
+        api.get(f"/news?after={first['cursor']}", token=alice["session_token"]).json()["items"]
+        == []
+    )
+    edit(api, bob["session_token"], "src/app.py", [40, 40], [12, 12])
+    answer = api.get(f"/news?after={first['cursor']}", token=alice["session_token"]).json()
+    [item] = answer["items"]
+    assert item["kind"] == "edits.meet" and item["path"] == "src/app.py"
+    assert item["text"].startswith("bob's edits to src/app.py on lines 12, 40 meet yours (10-12)")
+    # Still meeting after his next report: said once.
+    edit(api, bob["session_token"], "src/app.py", [12, 13])
+    later = api.get(f"/news?after={answer['cursor']}", token=alice["session_token"]).json()
+    assert [i["kind"] for i in later["items"]] == []
+    # Her summary says how the overlap is graded.
+    summary = api.get("/news", token=alice["session_token"]).json()["items"][0]
+    assert "your edits meet theirs: a merge conflict ahead" in summary["text"]
