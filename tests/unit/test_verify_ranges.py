@@ -228,3 +228,32 @@ def test_their_edits_refuse_and_bare_claims_only_warn() -> None:
         ("alice", ["src/c.py"]),
         ("bob", ["src/c.py"]),
     ]
+
+
+def test_an_older_server_a_cut_answer_and_an_error_answer(
+    clone: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the server says shapes the verdict: conflicts without ``edits`` (a server
+    before line-level claims) are claims, so warnings; a cut answer is said to be cut; an
+    error answer follows fail_closed like an unreachable server."""
+    from agentlanes.hooks import verify
+    from agentlanes.hooks.http import LeanApiError
+
+    commit(clone, "src/a.py", message="mine")
+    old = conflict("alice", "s-a", [], ["src/a.py"])
+    del old["edits"], old["grade"]
+    answers: list = [{"conflicts": [old], "truncated": True}]
+    monkeypatch.setattr(verify, "call_many", lambda cfg, requests: answers)
+    env = {"AGENTLANES_API_KEY": "alk_x", "AGENTLANES_URL": "http://127.0.0.1:1"}
+    done = verify.check_range([default_range()], env=env)
+    assert done.exit_code == 0
+    assert any("cut its answer short" in line for line in done.lines)
+    assert any("reports no edits" in line for line in done.lines)
+    assert any(line.startswith("warning: src/a.py is claimed by alice") for line in done.lines)
+
+    answers[:] = [LeanApiError(401, {"error": {"code": "UNAUTHORIZED", "message": "bad key"}})]
+    done = verify.check_range([default_range()], env=env)
+    assert done.exit_code == 0 and done.lines[-1].endswith("; not verified")
+    assert "UNAUTHORIZED" in done.lines[-1]
+    done = verify.check_range([default_range()], env={**env, "AGENTLANES_FAIL_CLOSED": "1"})
+    assert done.exit_code == 1 and done.lines[-1].endswith("; refused (fail_closed)")

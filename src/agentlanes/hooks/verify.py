@@ -285,7 +285,7 @@ def check_range(
     refused = "push refused" if push else "refused"
     not_checked = "push not checked" if push else "not verified"
     label = "; ".join(r.label for r in ranges) or "nothing"
-    commits, paths = 0, []
+    commits = 0
     seen: dict[str, None] = {}
     for rng in ranges:
         if rng.note:
