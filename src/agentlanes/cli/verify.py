@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "range",
         nargs="?",
         metavar="REV_RANGE",
-        help="the commits to check, as git log takes them (origin/main..HEAD, HEAD~3.., A...B)",
+        help="the commits to check, as git log takes them (origin/main..HEAD, HEAD~3..)",
     )
     p.add_argument(
         "--agent",

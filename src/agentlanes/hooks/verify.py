@@ -111,7 +111,7 @@ def default_range(cwd: str | None = None) -> Range:
 
 
 def given_range(text: str) -> Range:
-    """A range as typed (``main..HEAD``, ``HEAD~3..``, ``A...B``, one commit ``C``)."""
+    """A range as typed (``main..HEAD``, ``HEAD~3..``; one commit ``C`` means all its history)."""
     if not text.strip() or text.startswith("-"):
         raise UsageError(
             f"{text!r} is not a revision range (expected e.g. origin/main..HEAD or HEAD~3..)"
