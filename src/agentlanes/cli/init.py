@@ -234,7 +234,9 @@ def init(args: argparse.Namespace) -> int:
     if "aider" in agents:
         print(
             "aider: it has no hooks; .aider.conf.yml now says git-commit-verify: true, so the "
-            "git pre-commit hook checks its commits (it skips git hooks by default)"
+            "git pre-commit hook checks its commits (it skips git hooks by default); the "
+            "pre-push hook (lanes verify) checks them again before they leave, even those "
+            "committed with --no-verify"
         )
     if args.dry_run:
         print("dry run: nothing written")
