@@ -26,7 +26,13 @@ import anyio.to_thread
 import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.conflicts import (
+    Conflict,
+    ConflictDetector,
+    Scope,
+    SearchTooLong,
+    work_clock,
+)
 from agentlanes.domain.edits import FileEdit
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
@@ -289,7 +295,7 @@ class LiveProject:
             if not mine and not (theirs and theirs.edits):
                 out.append(c)
                 continue
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and work_clock() > deadline:
                 raise SearchTooLong(len(out))
             out.append(
                 line_claims.graded(
@@ -337,7 +343,7 @@ class LiveProject:
                         paths=paths,
                         exclude_session_id=exclude_session_id,
                         exclude_agent_name=exclude_agent_name,
-                        deadline=time.monotonic() + budget,
+                        deadline=work_clock() + budget,
                         max_files=max_files,
                         edits=edits,
                         margin=margin,
