@@ -36,6 +36,7 @@ from agentlanes.domain.conflicts import (
 from agentlanes.domain.edits import FileEdit
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
+from agentlanes.services.views import session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
 
@@ -71,8 +72,6 @@ class LiveSession:
 
     def json(self) -> bytes:
         if self.encoded is None:
-            from agentlanes.services.views import session_view
-
             self.encoded = msgspec.json.encode(session_view(self))
         return self.encoded
 
