@@ -281,3 +281,60 @@ def test_coordination_panels_follow_the_server(open_board: Any) -> None:
     expect(claimed).to_have_count(0)
     expect(lease).to_have_count(0, timeout=3000)
     expect(page.locator('#feed li[data-type="task.stale"]')).to_have_count(1)
+
+
+BASE = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"  # one blob id: both edited the same HEAD
+RED = "rgb(255, 146, 137)"  # --bad
+GREY = "rgb(167, 177, 188)"  # --muted
+RAISED = "rgb(29, 36, 45)"  # --raised: a muted row's background
+
+
+def _edit(board: Board, session: dict[str, Any], path: str, *ranges: list[int]) -> None:
+    """Report an edit as the agent side does after each change (a status with edits)."""
+    body = {"edits": [{"path": path, "base": BASE, "ranges": list(ranges)}]}
+    r = board.call("POST", "/api/v1/status", token=session["session_token"], json=body)
+    assert r.status_code == 200, r.text
+
+
+def test_a_pair_shows_whether_its_edits_meet(open_board: Any) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    # A claims-only pair that the server lists first (older sessions, same certainty).
+    board.checkin("abe", ["lib/util.py"])
+    board.checkin("amy", ["lib/util.py"])
+    zed = board.checkin("zed", ["src/app.py"])
+    yan = board.checkin("yan", ["src/app.py"])
+    pairs = page.locator("#conflicts .certain li.pair")
+    expect(pairs).to_have_count(2, timeout=WITHIN_A_SECOND)
+    edited = page.locator('#conflicts li.pair[data-pair="zed|yan"]')
+    expect(edited).to_have_attribute("data-grade", "claims")
+
+    # Both edit the file far apart: git merges them; the pair says so, muted.
+    _edit(board, zed, "src/app.py", [10, 12])
+    _edit(board, yan, "src/app.py", [80, 85])
+    expect(edited).to_have_attribute("data-grade", "file", timeout=WITHIN_A_SECOND)
+    badge = edited.locator(".grade")
+    expect(badge).to_contain_text("file: git merges it")
+    assert badge.evaluate("b => getComputedStyle(b).color") == GREY
+    assert edited.evaluate("p => getComputedStyle(p).backgroundColor") == RAISED
+    # The card counts the files edited; the paths are on hover.
+    edits = board.card("zed").locator(".edits")
+    expect(edits).to_have_text("edited 1 file")
+    expect(edits).to_have_attribute("title", "src/app.py")
+
+    # Now their edits meet (yan's range touches zed's): a merge conflict ahead, and it
+    # stands out, first among the certain pairs.
+    _edit(board, yan, "src/app.py", [13, 20])
+    expect(edited).to_have_attribute("data-grade", "lines", timeout=WITHIN_A_SECOND)
+    expect(badge).to_contain_text("lines: merge conflict ahead")
+    expect(badge).to_contain_text("src/app.py")
+    assert badge.evaluate("b => getComputedStyle(b).backgroundColor") == RED
+    assert edited.evaluate("p => getComputedStyle(p).borderLeftColor") == RED
+    assert pairs.first.get_attribute("data-pair") == "zed|yan"
+    claims = page.locator('#conflicts li.pair[data-pair="abe|amy"]')
+    expect(claims).to_have_attribute("data-grade", "claims")
+    expect(claims.locator(".grade")).to_have_count(0)
+    line = page.locator('#feed li[data-type="agent.conflict"]').first
+    expect(line).to_contain_text("yan overlaps zed")
+    expect(line).to_contain_text("lines: merge conflict ahead")
