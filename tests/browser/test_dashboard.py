@@ -296,7 +296,7 @@ def _edit(board: Board, session: dict[str, Any], path: str, *ranges: list[int]) 
     assert r.status_code == 200, r.text
 
 
-def test_a_pair_shows_whether_its_edits_meet(open_board: Any) -> None:
+def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) -> None:
     board = open_board()
     board.log_in()
     page = board.page
@@ -322,6 +322,8 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any) -> None:
     edits = board.card("zed").locator(".edits")
     expect(edits).to_have_text("edited 1 file")
     expect(edits).to_have_attribute("title", "src/app.py")
+    expect(board.card("zed").locator(".flag")).to_have_text("conflict")
+    _screenshot(board, tmp_path, "dashboard-grade-file.png")
 
     # Now their edits meet (yan's range touches zed's): a merge conflict ahead, and it
     # stands out, first among the certain pairs.
@@ -332,9 +334,18 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any) -> None:
     assert badge.evaluate("b => getComputedStyle(b).backgroundColor") == RED
     assert edited.evaluate("p => getComputedStyle(p).borderLeftColor") == RED
     assert pairs.first.get_attribute("data-pair") == "zed|yan"
+    expect(board.card("zed").locator(".flag")).to_have_text("edits meet")
+    expect(board.card("abe").locator(".flag")).to_have_text("conflict")
     claims = page.locator('#conflicts li.pair[data-pair="abe|amy"]')
     expect(claims).to_have_attribute("data-grade", "claims")
     expect(claims.locator(".grade")).to_have_count(0)
     line = page.locator('#feed li[data-type="agent.conflict"]').first
     expect(line).to_contain_text("yan overlaps zed")
     expect(line).to_contain_text("lines: merge conflict ahead")
+    # The focus lists the files the agent edited and the HEAD lines each change replaces.
+    board.card("zed").locator("button[data-select]").click()
+    expect(page.locator("#focus")).to_contain_text("Edited files (1)")
+    edited_file = page.locator('#focus li[data-path="src/app.py"]')
+    expect(edited_file).to_have_text("src/app.py lines 10\u201312")  # an en dash
+    expect(page.locator('#focus .row[data-grade="lines"] .grade')).to_contain_text("lines:")
+    _screenshot(board, tmp_path, "dashboard-grades.png")

@@ -243,10 +243,11 @@ export class Conflicts {
         let info = partners.get(me.session_id);
         if (!info) {
           const c = counts.get(me.session_id);
-          info = { certain: [], uncertain: [], total: c ? c.partners : 0, certainTotal: c ? c.certain_partners : 0 };
+          info = { certain: [], uncertain: [], meeting: [], total: c ? c.partners : 0, certainTotal: c ? c.certain_partners : 0 };
           partners.set(me.session_id, info);
         }
         (p.certain ? info.certain : info.uncertain).push(other.agent_name);
+        if (p.grade === "lines") info.meeting.push(other.agent_name);
       }
     }
     for (const info of partners.values()) {

@@ -37,6 +37,7 @@ function samePartners(a, b) {
     a.total === b.total &&
     a.certainTotal === b.certainTotal &&
     a.certain.join("\n") === b.certain.join("\n") &&
+    (a.meeting || []).join("\n") === (b.meeting || []).join("\n") &&
     a.uncertain.join("\n") === b.uncertain.join("\n")
   );
 }
@@ -328,6 +329,7 @@ export class Presence {
     card.classList.toggle("selected", this.selected === s.session_id);
     const files = s.declared_files || [];
     const edited = editsSummary(s.edits);
+    const meeting = info ? info.meeting || [] : [];
     let partnerLine = null;
     if (info && info.total) {
       const names = [...info.certain, ...info.uncertain];
@@ -357,7 +359,10 @@ export class Presence {
           }),
         ),
         s.declared_area ? el("span", { class: "area", title: "work area", text: s.declared_area }) : null,
-        certain ? el("span", { class: "flag", text: "conflict" }) : null,
+        certain && meeting.length
+          ? el("span", { class: "flag lines", title: `edits meet ${meeting.join(", ")}'s: a merge conflict ahead`, text: "edits meet" })
+          : null,
+        certain && !meeting.length ? el("span", { class: "flag", text: "conflict" }) : null,
         uncertain ? el("span", { class: "flag maybe", text: "if dir" }) : null,
       ),
       files.length
