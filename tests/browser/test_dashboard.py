@@ -349,3 +349,36 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) ->
     expect(edited_file).to_have_text("src/app.py lines 10\u201312")  # an en dash
     expect(page.locator('#focus .row[data-grade="lines"] .grade')).to_contain_text("lines:")
     _screenshot(board, tmp_path, "dashboard-grades.png")
+
+
+def test_a_hotspot_whose_edits_meet_comes_first_and_opens_on_them(open_board: Any) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    # A bigger hotspot of claims only (listed first by size), then a smaller one.
+    board.checkin("hub", ["lib/**"])
+    for name in ("l1", "l2", "l3"):
+        board.checkin(name, [f"lib/{name}.py"])
+    lint = board.checkin("lint", ["src/**"])
+    board.checkin("ann", ["src/a.py"])
+    bob = board.checkin("bob", ["src/b.py"])
+    groups = page.locator("#conflicts .certain details.group")
+    expect(groups).to_have_count(2, timeout=WITHIN_A_SECOND)
+    expect(groups.first.locator(".hot")).to_have_text("hub overlaps 3 agents")
+
+    _edit(board, lint, "src/b.py", [5, 9])
+    _edit(board, bob, "src/b.py", [9, 12])
+    smaller = groups.filter(has_text="lint overlaps 2 agents")
+    expect(smaller).to_have_attribute("data-lines", "1", timeout=WITHIN_A_SECOND)
+    expect(groups.first.locator(".hot")).to_have_text("lint overlaps 2 agents")
+    badge = smaller.locator("summary .grade.lines")
+    expect(badge).to_have_text("lines: 1 merge conflict ahead")
+    assert badge.evaluate("b => getComputedStyle(b).backgroundColor") == RED
+    assert smaller.evaluate("g => getComputedStyle(g).borderLeftColor") == RED
+    # Opened, it lists the pair whose edits meet first.
+    smaller.locator("summary").click()
+    rows = smaller.locator("li.pair")
+    expect(rows).to_have_count(2)
+    assert rows.first.get_attribute("data-pair") == "lint|bob"
+    expect(rows.first).to_have_attribute("data-grade", "lines")
+    expect(rows.nth(1)).to_have_attribute("data-grade", "claims")

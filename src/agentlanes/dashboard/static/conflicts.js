@@ -33,6 +33,11 @@ function byGrade(x, y) {
   return gradeRank(x) - gradeRank(y);
 }
 
+/** A group ranks as its most pressing pair. */
+function bestRank(group) {
+  return Math.min(...group.pairs.map(gradeRank));
+}
+
 /** The text of a grade's badge naming the files of that grade (but `known`, a path the
  * text names already), or null for a claims-only overlap. */
 export function gradeText(grade, edits, known = null) {
@@ -390,7 +395,7 @@ export class Conflicts {
     return [...groups.values()]
       .sort(
         (x, y) =>
-          gradeRank(x.pairs[0]) - gradeRank(y.pairs[0]) ||
+          bestRank(x) - bestRank(y) ||
           y.pairs.length - x.pairs.length ||
           x.hub.agent_name.localeCompare(y.hub.agent_name),
       )
@@ -418,7 +423,7 @@ export class Conflicts {
       g.names.add(p.a.agent_name).add(p.b.agent_name);
     }
     return [...groups.values()]
-      .sort((x, y) => gradeRank(x.pairs[0]) - gradeRank(y.pairs[0]) || y.pairs.length - x.pairs.length || x.key.localeCompare(y.key))
+      .sort((x, y) => bestRank(x) - bestRank(y) || y.pairs.length - x.pairs.length || x.key.localeCompare(y.key))
       .map((g) => ({
         ...g,
         label: `${g.key} — ${g.pairs.length} pairs`,
