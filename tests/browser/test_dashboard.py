@@ -335,6 +335,9 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) ->
     assert edited.evaluate("p => getComputedStyle(p).borderLeftColor") == RED
     assert pairs.first.get_attribute("data-pair") == "zed|yan"
     expect(board.card("zed").locator(".flag")).to_have_text("edits meet")
+    expect(page.locator("#announcer")).to_have_text(
+        "Edits meet, a merge conflict ahead: yan and zed at src/app.py."
+    )
     expect(board.card("abe").locator(".flag")).to_have_text("conflict")
     claims = page.locator('#conflicts li.pair[data-pair="abe|amy"]')
     expect(claims).to_have_attribute("data-grade", "claims")
