@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import PHONE, Board
+from tests.browser.test_swarm_views import axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -324,6 +325,7 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) ->
     expect(edits).to_have_attribute("title", "src/app.py")
     expect(board.card("zed").locator(".flag")).to_have_text("conflict")
     _screenshot(board, tmp_path, "dashboard-grade-file.png")
+    assert axe_violations(page) == []  # the muted grade keeps its contrast
 
     # Now their edits meet (yan's range touches zed's): a merge conflict ahead, and it
     # stands out, first among the certain pairs.
@@ -352,6 +354,7 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) ->
     expect(edited_file).to_have_text("src/app.py lines 10\u201312")  # an en dash
     expect(page.locator('#focus .row[data-grade="lines"] .grade')).to_contain_text("lines:")
     _screenshot(board, tmp_path, "dashboard-grades.png")
+    assert axe_violations(page) == []
 
 
 def test_a_hotspot_whose_edits_meet_comes_first_and_opens_on_them(open_board: Any) -> None:
