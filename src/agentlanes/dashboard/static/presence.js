@@ -359,6 +359,8 @@ export class Presence {
           }),
         ),
         s.declared_area ? el("span", { class: "area", title: "work area", text: s.declared_area }) : null,
+        // In the head, not a line of its own: a virtual card's height is fixed.
+        edited ? el("span", { class: "edits", title: edited.title, text: edited.text }) : null,
         certain && meeting.length
           ? el("span", { class: "flag lines", title: `edits meet ${meeting.join(", ")}'s: a merge conflict ahead`, text: "edits meet" })
           : null,
@@ -369,7 +371,6 @@ export class Presence {
         ? el("ul", { class: "patterns", "aria-label": "file patterns" }, files.map((f) => el("li", {}, el("code", { text: f }))))
         : el("p", { class: "patterns none", text: "no file patterns" }),
       partnerLine,
-      edited ? el("p", { class: "edits", title: edited.title, text: edited.text }) : null,
       s.status_text ? el("p", { class: "status-text", text: s.status_text }) : null,
       el("p", { class: "beat" }),
     ];
