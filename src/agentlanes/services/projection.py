@@ -280,12 +280,16 @@ class LiveProject:
         max_files: int | None,
         margin: int,
     ) -> list[Conflict]:
+        """Each conflict graded; one where neither side has edits is left as found (its
+        grade, ``claims``, is the view's default): no cost without edits."""
         i_claim = line_claims.claimer(patterns, paths)
         out = []
         for c in found:
             theirs = self.sessions.get(c.session_id)
-            graded_by_lines = mine or (theirs and theirs.edits)
-            if deadline is not None and graded_by_lines and time.monotonic() > deadline:
+            if not mine and not (theirs and theirs.edits):
+                out.append(c)
+                continue
+            if deadline is not None and time.monotonic() > deadline:
                 raise SearchTooLong(len(out))
             out.append(
                 line_claims.graded(

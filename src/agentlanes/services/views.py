@@ -9,6 +9,7 @@ import msgspec
 
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
+from agentlanes.domain.edits import CLAIMS
 from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
 from agentlanes.store.models import AgentSession, Event, Project
@@ -46,9 +47,9 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
     }
     if c.files_truncated:
         view["files_truncated"] = True
-    if c.grade is not None:
-        view["grade"] = c.grade
-        view["edits"] = list(c.edits)
+    # Ungraded: neither side has edits, a claim overlap (SPEC "Line-level claims").
+    view["grade"] = c.grade or CLAIMS
+    view["edits"] = list(c.edits)
     return view
 
 
