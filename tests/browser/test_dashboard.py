@@ -356,6 +356,20 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) ->
     _screenshot(board, tmp_path, "dashboard-grades.png")
     assert axe_violations(page) == []
 
+    # A new file and pure insertions (git's [a+1, a]) read as such.
+    more = [
+        {"path": "docs/new.md", "base": None, "ranges": [[1, 0]]},
+        {"path": "src/util.py", "base": BASE, "ranges": [[1, 0], [7, 6], [30, 30]]},
+    ]
+    r = board.call("POST", "/api/v1/status", token=zed["session_token"], json={"edits": more})
+    assert r.status_code == 200, r.text
+    expect(edits).to_have_text("edited 3 files", timeout=WITHIN_A_SECOND)
+    expect(edits).to_have_attribute("title", "docs/new.md\nsrc/app.py\nsrc/util.py")
+    expect(page.locator('#focus li[data-path="docs/new.md"]')).to_have_text("docs/new.md new file")
+    expect(page.locator('#focus li[data-path="src/util.py"]')).to_have_text(
+        "src/util.py at the top, after line 6, line 30"
+    )
+
 
 def test_a_hotspot_whose_edits_meet_comes_first_and_opens_on_them(open_board: Any) -> None:
     board = open_board()

@@ -12,11 +12,13 @@ const TIMELINE_MAX = 200;
 const LEFT_MAX = 20;
 const FILES_SHOWN = 12;
 
-/** "lines 10–12, line 40, after line 7" or "new file": the HEAD lines an edit replaces. */
-export function rangesText(edit) {
+/** "lines 10–12, line 40, after line 7" or "new file": the HEAD lines an edit replaces
+ * ([a+1, a] is git's pure insertion after line a). */
+function rangesText(edit) {
   if (edit.base === null) return "new file";
+  const inserted = (end) => (end === 0 ? "at the top" : `after line ${end}`);
   const parts = (edit.ranges || []).map(([start, end]) =>
-    end < start ? `after line ${end}` : start === end ? `line ${start}` : `lines ${start}–${end}`,
+    end < start ? inserted(end) : start === end ? `line ${start}` : `lines ${start}–${end}`,
   );
   return parts.join(", ") || "no change";
 }

@@ -362,7 +362,7 @@ export class Presence {
         // In the head, not a line of its own: a virtual card's height is fixed.
         edited ? el("span", { class: "edits", title: edited.title, text: edited.text }) : null,
         certain && meeting.length
-          ? el("span", { class: "flag lines", title: `edits meet ${meeting.join(", ")}'s: a merge conflict ahead`, text: "edits meet" })
+          ? el("span", { class: "flag lines", title: `its edits meet those of ${meeting.join(", ")}: a merge conflict ahead`, text: "edits meet" })
           : null,
         certain && !meeting.length ? el("span", { class: "flag", text: "conflict" }) : null,
         uncertain ? el("span", { class: "flag maybe", text: "if dir" }) : null,
