@@ -347,6 +347,7 @@ def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) ->
     line = page.locator('#feed li[data-type="agent.conflict"]').first
     expect(line).to_contain_text("yan overlaps zed")
     expect(line).to_contain_text("lines: merge conflict ahead")
+    assert line.locator(".text").evaluate("t => getComputedStyle(t).color") == RED
     # The focus lists the files the agent edited and the HEAD lines each change replaces.
     board.card("zed").locator("button[data-select]").click()
     expect(page.locator("#focus")).to_contain_text("Edited files (1)")
