@@ -403,3 +403,22 @@ def test_a_hotspot_whose_edits_meet_comes_first_and_opens_on_them(open_board: An
     assert rows.first.get_attribute("data-pair") == "lint|bob"
     expect(rows.first).to_have_attribute("data-grade", "lines")
     expect(rows.nth(1)).to_have_attribute("data-grade", "claims")
+
+
+def test_a_pair_whose_edits_git_merges_goes_after_the_claim_overlaps(open_board: Any) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    fay = board.checkin("fay", ["web/x.js"])
+    gus = board.checkin("gus", ["web/x.js"])
+    board.checkin("ida", ["web/y.js"])
+    board.checkin("jon", ["web/y.js"])
+    pairs = page.locator("#conflicts .certain li.pair")
+    expect(pairs).to_have_count(2, timeout=WITHIN_A_SECOND)
+    expect(pairs.first).to_have_attribute("data-pair", "fay|gus")  # the older pair
+
+    _edit(board, fay, "web/x.js", [1, 3])
+    _edit(board, gus, "web/x.js", [40, 44])
+    expect(pairs.nth(1)).to_have_attribute("data-pair", "fay|gus", timeout=WITHIN_A_SECOND)
+    expect(pairs.nth(1)).to_have_attribute("data-grade", "file")
+    expect(pairs.first).to_have_attribute("data-pair", "ida|jon")
