@@ -255,11 +255,17 @@ def expected_entry(
             "edited_by": "both",
             "grade": LINES if lines else FILE,
             "same_base": m.base == t.base,
+            "base": t.base,  # theirs: what their ranges count lines of
             "ranges": [list(r) for r in t.ranges],
             "my_ranges": [list(r) for r in m.ranges],
         }
     if t is not None and path in i_claim:
-        return {"path": path, "edited_by": "them", "ranges": [list(r) for r in t.ranges]}
+        return {
+            "path": path,
+            "edited_by": "them",
+            "base": t.base,
+            "ranges": [list(r) for r in t.ranges],
+        }
     if m is not None and path in they_claim:
         return {"path": path, "edited_by": "me", "my_ranges": [list(r) for r in m.ranges]}
     return None

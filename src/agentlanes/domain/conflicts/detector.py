@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import filterfalse, islice
 from operator import itemgetter
-from time import monotonic
 
 from agentlanes.domain.globs.compiler import (
     compile_pattern,
@@ -39,7 +38,7 @@ from agentlanes.domain.globs.compiler import (
 )
 from agentlanes.domain.globs.overlap import certain_example, needs_directory, overlap
 
-from .model import Conflict, FileOverlap, Scope, SearchTooLong
+from .model import Conflict, FileOverlap, Scope, SearchTooLong, work_clock
 from .trie import PatternTrie
 
 # A pattern overlapping at least this many distinct live patterns has its
@@ -178,7 +177,7 @@ class ConflictDetector:
     ) -> list[Conflict]:
         """One Conflict per other live scope that overlaps, oldest first.
 
-        ``deadline`` (``time.monotonic()``): :class:`SearchTooLong` once it has passed
+        ``deadline`` (``time.work_clock()``): :class:`SearchTooLong` once it has passed
         (checked between decisions, so a search of long patterns against many is cut
         off, not left to run). ``max_files``: each conflict keeps at most that many
         overlaps, certain ones first, and says when it had more (``files_truncated``);
@@ -256,7 +255,7 @@ class ConflictDetector:
             if (files or sid in area_sids) and sid != exclude_session_id:
                 same_area = sid in area_sids
                 sure = same_area or any(map(_is_certain, files))
-                add(_new(Conflict, (sid, name, area, same_area, files, sure, False)))
+                add(_new(Conflict, (sid, name, area, same_area, files, sure, False, *_UNGRADED)))
         return conflicts
 
     @staticmethod
@@ -275,7 +274,7 @@ class ConflictDetector:
         sure_of = [any(map(_is_certain, t)) for t in by_id]
         conflicts: list[Conflict] = []
         for n, (sid, name, area, pids) in enumerate(rows):
-            if deadline is not None and not n % 64 and monotonic() > deadline:
+            if deadline is not None and not n % 64 and work_clock() > deadline:
                 raise SearchTooLong(n)
             if sid == exclude_session_id:
                 continue
@@ -288,7 +287,7 @@ class ConflictDetector:
             if sum([len(by_id[pid]) for pid in hit]) <= max_files:  # all of them, in order
                 files_all = sum([by_id[pid] for pid in hit], ())
                 conflicts.append(
-                    _new(Conflict, (sid, name, area, same_area, files_all, sure, False))
+                    _new(Conflict, (sid, name, area, same_area, files_all, sure, False, *_UNGRADED))
                 )
                 continue
             # Too many: certain ones first.
@@ -305,7 +304,9 @@ class ConflictDetector:
                         break
             more = len(files) > max_files
             shown = tuple(files[:max_files])
-            conflicts.append(_new(Conflict, (sid, name, area, same_area, shown, sure, more)))
+            conflicts.append(
+                _new(Conflict, (sid, name, area, same_area, shown, sure, more, *_UNGRADED))
+            )
         return conflicts
 
 
@@ -328,6 +329,8 @@ _is_certain = itemgetter(3)  # FileOverlap.certain, read without a Python-level 
 # tuple.__new__ builds a named tuple without the Python-level call its
 # constructor makes: noticeably cheaper when an answer holds thousands.
 _new = tuple.__new__
+# A conflict's line-level fields before it is graded (Conflict's defaults).
+_UNGRADED = (None, (), False)
 
 
 def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
