@@ -16,6 +16,7 @@ The oracles share no code with the module:
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -40,6 +41,7 @@ from agentlanes.domain.edits import (
     parse_unified_zero,
 )
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROPERTIES = settings(max_examples=400, deadline=None)
 WITH_GIT = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -471,3 +473,13 @@ def test_git_diff_args_read_the_same_ranges_whatever_the_users_configuration(
         attributes.unlink()
         (repo / "plain.txt").write_text("".join(f"{t}\n" for t in lines))
         git(repo, "checkout", "--", "dir")
+
+
+def test_parse_reads_the_documented_shapes_of_git_diff_output() -> None:
+    """tests/fixtures/git_diff_u0.json: one real diff holding the shapes git documents
+    (one-line and counted hunks, insertions, a created, a deleted, a C-quoted file, a name
+    with a space, a last line without a newline, body lines that look like headers)."""
+    fixture = json.loads((FIXTURES / "git_diff_u0.json").read_text(encoding="utf-8"))
+    assert fixture["command"] == " ".join(("git", *GIT_DIFF_ARGS))
+    expected = {path: [tuple(r) for r in ranges] for path, ranges in fixture["ranges"].items()}
+    assert parse_unified_zero(fixture["diff"]) == expected
