@@ -4,8 +4,12 @@ Generated edit pairs on one base file; each side's ranges come from real
 ``git diff -U0`` and ``parse_unified_zero``, ``grade_file`` predicts, and git merges the
 two sides committed on two branches: ``git merge-tree --write-tree`` (a real merge without
 a work tree) for all of them, a real ``git merge`` in a work tree for a few. The goal of the
-issue is 100 % agreement for edits on one base. ``bench/merge_agreement.py`` prints the
-same figures for more pairs.
+issue is 100 % agreement for edits on one base. Three bases: numbered lines, the same
+without a final newline, and code-like lines that repeat, where the ranges are read with
+``edits.GIT_DIFF_ARGS`` (as merge-ort diffs; plain ``git diff -U0`` is shown to slide a
+hunk there). Left out: both sides deleting the very same lines (git merges an identical
+change; the grade stays ``lines``), pinned by its own test. ``bench/merge_agreement.py``
+prints the same figures for more pairs.
 """
 
 from __future__ import annotations
