@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentlanes.domain.edits import FileEdit, parse_unified_zero
+from agentlanes.domain.edits import GIT_DIFF_ARGS, FileEdit, parse_unified_zero
 from agentlanes.hooks.coming_edit import after_tool, coming_edit, meeting
 
 LINES = "".join(f"line {n}\n" for n in range(1, 41))
@@ -58,7 +58,7 @@ def test_the_coming_edit_is_what_git_reports_once_it_is_made(
     assert text is not None
     predicted = coming_edit(str(repo), "app.py", text)
     (repo / "app.py").write_text(text)
-    made = parse_unified_zero(git(repo, "diff", "-U0", "--", "app.py"))["app.py"]
+    made = parse_unified_zero(git(repo, *GIT_DIFF_ARGS, "--", "app.py"))["app.py"]
     assert predicted == FileEdit(git(repo, "rev-parse", "HEAD:app.py").strip(), tuple(made))
 
 

@@ -483,3 +483,25 @@ def test_parse_reads_the_documented_shapes_of_git_diff_output() -> None:
     assert fixture["command"] == " ".join(("git", *GIT_DIFF_ARGS))
     expected = {path: [tuple(r) for r in ranges] for path, ranges in fixture["ranges"].items()}
     assert parse_unified_zero(fixture["diff"]) == expected
+
+
+def test_a_binary_change_claims_the_whole_file(tmp_path: Path) -> None:
+    """git prints no lines for a binary file ("Binary files a/X and b/X differ"): its
+    change is every line, so two sessions changing one binary file meet (git conflicts)."""
+    from agentlanes.domain.edits import WHOLE_FILE
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True
+        ).stdout
+
+    git("init", "-q")
+    (tmp_path / "logo.png").write_bytes(b"\x00\x01png")
+    git("add", "logo.png")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    (tmp_path / "logo.png").write_bytes(b"\x00\x02png")
+    (tmp_path / "a and b.bin").write_bytes(b"\x00new")
+    git("add", "-N", "a and b.bin")
+    ranges = parse_unified_zero(git(*GIT_DIFF_ARGS))
+    assert ranges == {"logo.png": [WHOLE_FILE], "a and b.bin": [WHOLE_FILE]}
+    assert meet(ranges["logo.png"], ranges["logo.png"])

@@ -57,6 +57,10 @@ GIT_DIFF_ARGS = (
     "--dst-prefix=b/",
 )
 
+# A change whose lines cannot be told (a binary file): every line, as far as the service
+# counts them (LIMITS.edit_line_max).
+WHOLE_FILE: Range = (1, 10_000_000)
+
 # Grades of one overlap (SPEC): the ranges meet (a merge conflict ahead), they are apart
 # (git merges them), or the two sessions have not both edited a file of the overlap.
 LINES = "lines"
@@ -211,12 +215,27 @@ def parse_unified_zero(diff: str) -> dict[str, list[Range]]:
             path = _diff_path(line[4:].rstrip("\r")) or old_path
             if path is not None:
                 out.setdefault(path, [])
+        elif line.startswith("Binary files ") and line.endswith(" differ"):
+            # No lines to tell: the whole file (git's merge conflicts on two changes of a
+            # binary file, and so does this grade).
+            binary = _binary_path(line[len("Binary files ") : -len(" differ")])
+            if binary is not None:
+                out[binary] = [WHOLE_FILE]
         elif line.startswith("@@ ") and path is not None:
             old, new = line.split(" ")[1:3]  # -a,b or -a; +c,d or +c
             start, count = _hunk_side(old)
             old_left, new_left = count, _hunk_side(new)[1]
             out[path].append((start, start + count - 1) if count else (start + 1, start))
     return out
+
+
+def _binary_path(pair: str) -> str | None:
+    """The path of ``a/X and b/Y`` (a name may hold " and ": split before the new side)."""
+    for marker in (" and b/", ' and "b/', " and /dev/null"):
+        at = pair.rfind(marker)
+        if at >= 0:
+            return _diff_path(pair[at + 5 :]) or _diff_path(pair[:at])
+    return None
 
 
 def _hunk_side(text: str) -> tuple[int, int]:

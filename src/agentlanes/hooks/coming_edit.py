@@ -4,9 +4,9 @@ Under ``block_on = lines`` the editor guard (``PreToolUse``) decides on an edit 
 another live session has edited: it refuses only when the two sessions' changes will meet
 at merge. Before the edit there is no diff to read, so this module makes one: the file as
 it will be after the tool call (``Edit``, ``MultiEdit``, ``Write``), diffed by git itself
-against the file at ``HEAD`` (``git diff --no-index -U0 --full-index``: the same algorithm
-and configuration as the report after the edit, and the ``index`` line gives the base's
-blob id). Two git processes, and only when another session's edits are on the file.
+against the file at ``HEAD`` (``git diff --no-index --full-index`` with the merge's diff
+options, ``domain.edits.GIT_DIFF_ARGS``, as the report after the edit; the ``index`` line
+gives the base's blob id). Two git processes, and only when another session's edits are on the file.
 
 Standard library only: it runs inside a hook.
 """
@@ -18,10 +18,12 @@ import subprocess
 import tempfile
 from typing import Any
 
-from agentlanes.domain.edits import FileEdit, Range, parse_unified_zero
+from agentlanes.domain.edits import GIT_DIFF_ARGS, FileEdit, Range, parse_unified_zero
 
 GIT_SECONDS = 5.0
-DIFF = ("git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--full-index", "-U0", "--")
+# The merge's diff (domain.edits.GIT_DIFF_ARGS: histogram, no indent heuristic, no colour,
+# fixed prefixes), between two files outside the repository, with full blob ids.
+DIFF = ("git", *GIT_DIFF_ARGS, "--no-index", "--full-index", "--")
 
 
 def after_tool(payload: dict[str, Any], path: str) -> str | None:
@@ -95,7 +97,7 @@ def coming_edit(repo: str, rel: str, text: str) -> FileEdit | None:
 
 
 def _index_base(diff: str) -> str | None:
-    for line in diff.splitlines():
+    for line in diff.split("\n"):
         if line.startswith("index "):
             return line.split()[1].split("..")[0]
     return None
