@@ -1,0 +1,288 @@
+"""The agent side's edits (hooks/edits.py) read off real git repositories: the base lines
+each hunk replaces, the base blob, new, deleted, renamed, binary and ignored files, paths
+with spaces, and the debounce state that keeps a burst to one send."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlanes.client.config import LocalConfig
+from agentlanes.hooks import edits
+
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "AGENTLANES_"))},
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=ENV, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "T")
+    git(root, "config", "user.email", "t@example.com")
+    lines = "".join(f"line {i}\n" for i in range(1, 21))
+    (root / "a.py").write_text(lines)
+    (root / "with space.txt").write_text(lines)
+    (root / "gone.txt").write_text("x\ny\n")
+    (root / "old.txt").write_text(lines)
+    (root / "img.bin").write_bytes(b"\0\1\2")
+    (root / ".gitignore").write_text("*.log\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def blob(repo: Path, path: str) -> str:
+    return git(repo, "rev-parse", f"HEAD:{path}").strip()
+
+
+def edit_lines(path: Path, changes: dict[int, str | None], insert: dict[int, str] | None = None):
+    """Replace (str) or delete (None) 1-based lines; insert text after line N."""
+    old = path.read_text().splitlines(keepends=True)
+    out = []
+    for i, line in enumerate(old, 1):
+        if i in changes:
+            if changes[i] is not None:
+                out.append(changes[i] + "\n")
+        else:
+            out.append(line)
+        if insert and i in insert:
+            out.append(insert[i] + "\n")
+    if insert and 0 in insert:
+        out.insert(0, insert[0] + "\n")
+    path.write_text("".join(out))
+
+
+def one(repo: Path, path: str) -> dict[str, Any]:
+    [found] = edits.file_edits(str(repo), [path])
+    return found
+
+
+def test_a_changed_line_is_its_own_base_range_with_the_head_blob(repo: Path) -> None:
+    edit_lines(repo / "a.py", {3: "three", 10: "ten", 11: "eleven"})
+    assert one(repo, "a.py") == {"path": "a.py", "base": blob(repo, "a.py"),
+                                 "ranges": [[3, 3], [10, 11]]}  # fmt: skip
+
+
+def test_a_pure_insertion_replaces_no_base_line(repo: Path) -> None:
+    edit_lines(repo / "a.py", {}, insert={5: "new after five", 0: "new at top"})
+    assert one(repo, "a.py")["ranges"] == [[1, 0], [6, 5]]
+
+
+def test_deleted_lines_and_a_deleted_file(repo: Path) -> None:
+    edit_lines(repo / "a.py", {4: None, 5: None, 20: None})
+    assert one(repo, "a.py")["ranges"] == [[4, 5], [20, 20]]
+    (repo / "gone.txt").unlink()
+    assert one(repo, "gone.txt") == {"path": "gone.txt", "base": blob(repo, "gone.txt"),
+                                     "ranges": [[1, 2]]}  # fmt: skip
+
+
+def test_a_new_file_is_one_insertion_on_no_base_staged_or_not(repo: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src/new.py").write_text("a\nb\n")
+    assert one(repo, "src/new.py") == {"path": "src/new.py", "base": None, "ranges": [[1, 0]]}
+    git(repo, "add", "src/new.py")
+    assert one(repo, "src/new.py") == {"path": "src/new.py", "base": None, "ranges": [[1, 0]]}
+
+
+def test_an_unchanged_file_has_no_ranges_left(repo: Path) -> None:
+    assert one(repo, "a.py") == {"path": "a.py", "base": blob(repo, "a.py"), "ranges": []}
+    edit_lines(repo / "a.py", {2: "two"})
+    git(repo, "add", "a.py")  # staged counts: the diff is against HEAD, not the index
+    assert one(repo, "a.py")["ranges"] == [[2, 2]]
+
+
+def test_a_path_with_spaces_and_ones_that_look_like_pathspec_magic(repo: Path) -> None:
+    edit_lines(repo / "with space.txt", {7: "seven"})
+    odd = ["[x]*.py", ":colon.txt"]
+    for name in odd:
+        (repo / name).write_text("one\n")
+    git(repo, "--literal-pathspecs", "add", "--", *odd)
+    git(repo, "commit", "-q", "-m", "odd names")
+    for name in odd:
+        (repo / name).write_text("two\n")
+    found = {e["path"]: e for e in edits.file_edits(str(repo), ["with space.txt", *odd])}
+    assert found["with space.txt"]["ranges"] == [[7, 7]]
+    assert found["with space.txt"]["base"] == blob(repo, "with space.txt")
+    # Literal paths: ":colon.txt" is no pathspec magic, "[x]*.py" no glob.
+    assert found["[x]*.py"]["ranges"] == [[1, 1]]
+    assert found[":colon.txt"]["ranges"] == [[1, 1]]
+    assert set(found) == {"with space.txt", *odd}
+
+
+def test_a_rename_is_a_deletion_and_a_new_file(repo: Path) -> None:
+    git(repo, "mv", "old.txt", "renamed.txt")
+    found = {e["path"]: e for e in edits.file_edits(str(repo), ["old.txt", "renamed.txt"])}
+    assert found["renamed.txt"] == {"path": "renamed.txt", "base": None, "ranges": [[1, 0]]}
+    assert found["old.txt"]["ranges"] == [[1, 20]]
+    # Only the new name touched: only it is reported.
+    assert [e["path"] for e in edits.file_edits(str(repo), ["renamed.txt"])] == ["renamed.txt"]
+
+
+def test_binary_ignored_and_missing_files_are_left_out(repo: Path) -> None:
+    (repo / "img.bin").write_bytes(b"\0\3")
+    (repo / "debug.log").write_text("noise\n")
+    (repo / "sub").mkdir()
+    found = edits.file_edits(str(repo), ["img.bin", "debug.log", "sub", "a.py"])
+    assert [e["path"] for e in found] == ["a.py"]
+    # Made and removed again: no change left (drops what may have been sent).
+    assert edits.file_edits(str(repo), ["never.py"]) == [
+        {"path": "never.py", "base": None, "ranges": []}
+    ]
+
+
+def test_a_repository_without_commits_has_only_new_files(repo: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    (empty / "f.txt").write_text("x\n")
+    assert edits.file_edits(str(empty), ["f.txt"]) == [
+        {"path": "f.txt", "base": None, "ranges": [[1, 0]]}
+    ]
+
+
+def test_repository_paths_leave_out_other_places(repo: Path, tmp_path: Path) -> None:
+    paths = edits.repo_paths(
+        str(repo),
+        [str(repo / "a.py"), str(tmp_path / "elsewhere.py"), str(repo / ".git/config"),
+         str(repo / "src/../with space.txt"), str(repo / "a.py")],
+    )  # fmt: skip
+    assert paths == ["a.py", "with space.txt"]
+
+
+# -- the debounce ----------------------------------------------------------------------------
+
+
+class Sent:
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, cfg: Any, method: str, path: str, body: Any, token: Any = None) -> Any:
+        assert (method, path, token) == ("POST", "/api/v1/status", "tok")
+        self.bodies.append(body)
+        return {}
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> Sent:
+    from agentlanes.hooks import http
+
+    record = Sent()
+    monkeypatch.setattr(http, "call", record)
+    return record
+
+
+def cfg_for(repo: Path) -> LocalConfig:
+    return LocalConfig(root=str(repo))
+
+
+SESSION = {"session_id": "s1", "session_token": "tok", "agent_name": "me"}
+
+
+def test_a_burst_is_one_send_of_everything_pending(repo: Path, sent: Sent) -> None:
+    cfg = cfg_for(repo)
+    edit_lines(repo / "a.py", {1: "one"})
+    (repo / "n.py").write_text("x\n")
+    # The first edit of a burst schedules the send; the rest only join it.
+    scheduled: list[float] = []
+    real = edits._fork_sender
+    edits._fork_sender = lambda cfg, agent, session, due: scheduled.append(due) or True  # type: ignore[assignment]
+    try:
+        assert edits.note(cfg, "me", SESSION, ["a.py"]) == "scheduled"
+        for _ in range(4):
+            assert edits.note(cfg, "me", SESSION, ["a.py", "n.py"]) == "waiting"
+    finally:
+        edits._fork_sender = real  # type: ignore[assignment]
+    assert len(scheduled) == 1 and sent.bodies == []
+    # The sender (here: at once) sends both files in one status.
+    edits.flush(cfg, "me", SESSION, sender=True)
+    assert sent.bodies == [{"edits": [
+        {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[1, 1]]},
+        {"path": "n.py", "base": None, "ranges": [[1, 0]]},
+    ]}]  # fmt: skip
+    state = edits.pending(cfg, "me")
+    assert state["pending"] == {} and "sender_at" not in state
+    # Unchanged since: noted again, nothing is sent; changed back to HEAD: dropped.
+    edits.note(cfg, "me", SESSION, ["a.py", "n.py"], fork=False)
+    assert len(sent.bodies) == 1
+    edit_lines(repo / "a.py", {1: "line 1"})
+    state_path = edits.state_file(cfg, "me")
+    assert state_path
+    data = json.loads(Path(state_path).read_text())
+    data["last_send"] = 0  # long ago: the next edit sends at once (no fork)
+    Path(state_path).write_text(json.dumps(data))
+    assert edits.note(cfg, "me", SESSION, ["a.py"], fork=False) == "sent"
+    assert sent.bodies[-1] == {"edits": [{"path": "a.py", "base": blob(repo, "a.py"),
+                                          "ranges": []}]}  # fmt: skip
+    assert "a.py" not in edits.pending(cfg, "me")["sent"]
+
+
+def test_without_a_sender_a_recent_send_leaves_the_edit_for_stop(repo: Path, sent: Sent) -> None:
+    cfg = cfg_for(repo)
+    edit_lines(repo / "a.py", {1: "one"})
+    assert edits.note(cfg, "me", SESSION, ["a.py"], fork=False) == "sent"
+    edit_lines(repo / "a.py", {2: "two"})
+    assert edits.note(cfg, "me", SESSION, ["a.py"], fork=False) == "later"
+    assert len(sent.bodies) == 1
+    # Stop: the last burst goes out.
+    assert edits.flush(cfg, "me", SESSION)[0]["ranges"] == [[1, 2]]
+    assert edits.flush(cfg, "me", SESSION) == []
+
+
+def test_an_unreachable_server_keeps_the_files_pending(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlanes.hooks import http
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise http.LeanUnreachable("refused")
+
+    monkeypatch.setattr(http, "call", down)
+    cfg = cfg_for(repo)
+    edit_lines(repo / "a.py", {1: "one"})
+    assert edits.flush(cfg, "me", SESSION) == []
+    edits.note(cfg, "me", SESSION, ["a.py"], fork=False)
+    assert list(edits.pending(cfg, "me")["pending"]) == ["a.py"]
+
+
+def test_a_new_session_starts_with_nothing_sent(repo: Path, sent: Sent) -> None:
+    cfg = cfg_for(repo)
+    edit_lines(repo / "a.py", {1: "one"})
+    edits.note(cfg, "me", SESSION, ["a.py"], fork=False)
+    edits.note(cfg, "me", {**SESSION, "session_id": "s2"}, ["a.py"], fork=False)
+    assert [len(b["edits"]) for b in sent.bodies] == [1, 1]
+
+
+def test_the_sender_process_sends_after_the_debounce(repo: Path, sent: Sent) -> None:
+    """The real fork: the sender is a copy of this process (the recording ``call``
+    included), sends one debounce later, and hands the schedule back."""
+    import time
+
+    cfg = cfg_for(repo)
+    edit_lines(repo / "a.py", {1: "one"})
+    assert edits.note(cfg, "me", SESSION, ["a.py"]) == "scheduled"
+    assert edits.note(cfg, "me", SESSION, ["a.py"]) == "waiting"
+    state = edits.pending(cfg, "me")
+    assert "sender_at" in state and list(state["pending"]) == ["a.py"]
+    deadline = time.time() + 15
+    while "sender_at" in edits.pending(cfg, "me") and time.time() < deadline:
+        time.sleep(0.05)
+    state = edits.pending(cfg, "me")
+    assert "sender_at" not in state and state["pending"] == {}
+    assert state["sent"] == {"a.py": {"base": blob(repo, "a.py"), "ranges": [[1, 1]]}}
