@@ -63,6 +63,12 @@ class Limits:
     event_log_limit: int = 1000
     message_board_limit: int = 500
     conflict_pairs_limit: int = 10_000
+    # Line-level claims: a session's edited files, the ranges kept per file (more become
+    # one covering range), the largest line number and line_margin.
+    edit_files: int = 100
+    edit_ranges: int = 50
+    edit_line_max: int = 10_000_000
+    line_margin_max: int = 1_000
     task_board_open: int = 500
     # SPEC (Events): an event stays at most this big whatever the swarm.
     event_bytes: int = 64 * 1024

@@ -44,11 +44,18 @@ TABLES = (
     "agents",
 )
 NEW_COLUMNS = {
-    "projects": {"epoch", "previous_api_key_hash", "previous_key_expires_at", "key_revoked_at"},
+    "projects": {
+        "epoch",
+        "previous_api_key_hash",
+        "previous_key_expires_at",
+        "key_revoked_at",
+        "block_on",  # 0006
+        "line_margin",  # 0006
+    },
     "messages": {"number"},
     "realtime_tokens": {"api_key_hash"},
     "message_receipts": {"delivered_at"},  # 0004
-    "sessions": {"claimed_at"},  # 0005: when each claimed pattern joined a session's claims
+    "sessions": {"claimed_at", "edits"},  # 0005: claim times; 0006: line-level edits
 }
 
 

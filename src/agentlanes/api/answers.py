@@ -25,6 +25,12 @@ TOTAL = "How many conflicts there are in all"
 TRUNCATED = "Some conflict or some overlapping file is left out of this answer"
 
 
+class EditOut(BaseModel):
+    path: str
+    base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
+    ranges: list[list[int]] = Field(description="Base lines [start, end]; [a+1, a] inserts")
+
+
 class SessionView(BaseModel):
     """A live session as presence lists it (never its token)."""
 
@@ -37,6 +43,10 @@ class SessionView(BaseModel):
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime
+    edits: list[EditOut] = Field(
+        default_factory=list,
+        description="What it changed, per file (SPEC Line-level claims)",
+    )
 
 
 class CheckinAnswer(BaseModel):
@@ -105,6 +115,10 @@ class ProjectView(BaseModel):
     slug: str
     name: str
     conflict_mode: Literal["warn", "block"]
+    block_on: Literal["claims", "lines"] = Field(
+        description="What block mode refuses on (SPEC Line-level claims)"
+    )
+    line_margin: int = Field(description="Unchanged lines between edits that still meet")
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
     agent_config_keys: list[str]

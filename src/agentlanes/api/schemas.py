@@ -83,6 +83,18 @@ class ProjectCreate(Body):
     agent_config_keys: list[StrictStr] | None = fields.config_keys(
         "The agent config keys the project accepts (1-64 of A-Z a-z 0-9 _ . -)"
     )
+    block_on: Literal["claims", "lines"] | None = Field(
+        None,
+        description=(
+            "What block mode refuses on: claims (every certain overlap, the default) or "
+            "lines (only an overlap whose edits meet, or where only the other side edited)"
+        ),
+    )
+    line_margin: StrictInt | None = fields.integer(
+        0,
+        LIMITS.line_margin_max,
+        description="Unchanged lines between two edits that still count as meeting (default 0)",
+    )
 
 
 class CheckinBody(Body):
@@ -96,12 +108,61 @@ class CheckinBody(Body):
     meta: dict[str, Any] | None = fields.json_object(LIMITS.meta_bytes, "Free-form metadata")
 
 
+class EditIn(Body):
+    """What the agent changed in one file (SPEC "Line-level claims")."""
+
+    path: StrictStr = Field(
+        ...,
+        json_schema_extra={
+            "format": "repo-path",
+            "minLength": 1,
+            "maxLength": Limit("max_pattern_length"),
+            "description": "The file, relative to the repository root",
+        },
+    )
+    base: StrictStr | None = Field(
+        None,
+        json_schema_extra={
+            "minLength": 4,
+            "maxLength": 64,
+            "not": Schema(type=OpenAPIType.STRING, pattern="[^0-9a-f]"),
+            "description": "The file's blob id at HEAD (git rev-parse HEAD:PATH); "
+            "null for a file new since HEAD",
+        },
+    )
+    ranges: list[list[StrictInt]] = Field(
+        ...,
+        json_schema_extra={
+            "items": Schema(
+                type=OpenAPIType.ARRAY,
+                items=Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=LIMITS.edit_line_max),
+                min_items=2,
+                max_items=2,
+            ),
+            "description": "The base lines each `git diff -U0` hunk replaces, [start, end], "
+            "1-based and inclusive; [a+1, a] is an insertion after line a; [[1, 0]] a new "
+            "file; [] no change left (the file's edits are dropped). More than "
+            f"{LIMITS.edit_ranges} are kept as one covering range",
+        },
+    )
+
+
+def edits_field(description: str) -> Any:
+    return Field(
+        None, json_schema_extra={"maxItems": LIMITS.edit_files, "description": description}
+    )
+
+
 class StatusBody(TokenBody):
     declared_area: StrictStr | None = fields.text(
         LIMITS.area_chars, nonblank=True, single_line=True, description="The new work area"
     )
     declared_files: list[StrictStr] | None = fields.patterns("The new file patterns")
     status_text: StrictStr | None = fields.text(LIMITS.status_text_chars, trimmed=False)
+    edits: list[EditIn] | None = edits_field(
+        "What the agent changed, per file: replaces the edits of the files listed; each "
+        "file's path joins the claims (SPEC Line-level claims)"
+    )
 
 
 class CheckoutBody(TokenBody):
@@ -117,6 +178,10 @@ class ConflictCheckBody(TokenBody):
     patterns: list[StrictStr] | None = fields.patterns("File patterns")
     declared_area: StrictStr | None = fields.text(
         LIMITS.area_chars, nonblank=True, single_line=True, description="A work area"
+    )
+    edits: list[EditIn] | None = edits_field(
+        "The asker's own edits, to grade each conflict by (default: its session's, when a "
+        "session token is given)"
     )
 
 
@@ -142,6 +207,17 @@ class OverlappingFileOut(BaseModel):
     claimed_at: str | None = None
 
 
+class EditedFileOut(BaseModel):
+    """A file of the overlap that one side or both edited."""
+
+    path: str
+    edited_by: Literal["both", "them", "me"]
+    grade: Literal["lines", "file"] | None = None  # both
+    same_base: bool | None = None  # both: false, the line numbers cannot be compared
+    ranges: list[list[int]] | None = None  # theirs
+    my_ranges: list[list[int]] | None = None
+
+
 class ConflictOut(BaseModel):
     """Another live session my scope collides with. ``certain``: the areas are the same or
     some file overlap is certain (what ``block`` mode refuses on)."""
@@ -155,4 +231,14 @@ class ConflictOut(BaseModel):
     files_truncated: bool = Field(
         default=False,
         description="true when it has more overlapping files than answer_max_files (absent: false)",
+    )
+    grade: Literal["lines", "file", "claims"] | None = Field(
+        default=None,
+        description="lines: a file both sessions edited has changes that meet (a merge "
+        "conflict ahead, or two different bases); file: both edited a file of the overlap "
+        "and git merges them; claims: no file of the overlap edited by both",
+    )
+    edits: list[EditedFileOut] | None = Field(
+        default=None,
+        description="The overlap's edited files: lines first, then the other side's",
     )

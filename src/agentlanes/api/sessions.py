@@ -27,6 +27,7 @@ from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
     ConflictCheckBody,
+    EditIn,
     StatusBody,
 )
 from agentlanes.errors import InvalidInput
@@ -68,6 +69,10 @@ async def _body_token(request: Request[Any, Any, Any]) -> str | None:
     if "session_token" in body and not isinstance(token, str):
         raise InvalidInput("session_token", "must be a string")
     return token
+
+
+def _edits(edits: list[EditIn] | None) -> list[dict[str, Any]] | None:
+    return None if edits is None else [e.model_dump() for e in edits]
 
 
 # Parsed by the service (our 400 naming it); documented as the range it takes.
@@ -152,6 +157,7 @@ class SessionController(Controller):
                 declared_area=body.declared_area,
                 declared_files=body.declared_files,
                 status_text=body.status_text,
+                edits=_edits(body.edits),
                 sent=frozenset(body.model_fields_set - {"session_token"}),
             ),
         )
@@ -231,4 +237,5 @@ class SessionController(Controller):
             patterns=body.patterns,
             declared_area=body.declared_area,
             token=session_token(request, body),
+            edits=_edits(body.edits),
         )

@@ -40,7 +40,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: Any = None
             print("  ".join("-" * w for w in widths), file=out)
 
 
-CONFLICT_HEADERS = ("AGENT", "AREA", "THEIR PATTERN", "YOURS", "EXAMPLE", "CERTAIN")
+CONFLICT_HEADERS = ("AGENT", "AREA", "THEIR PATTERN", "YOURS", "EXAMPLE", "CERTAIN", "GRADE")
 
 
 def certainty(overlap: dict[str, Any]) -> str:
@@ -55,8 +55,11 @@ def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
     """One row per overlap: agent, their area, their pattern, mine, an example, certain."""
     rows: list[list[Any]] = []
     for c in conflicts:
+        grade = c.get("grade") or "-"
         if c.get("overlapping_area"):
-            rows.append([c["agent_name"], c.get("declared_area"), "(same area)", "", "", "yes"])
+            rows.append(
+                [c["agent_name"], c.get("declared_area"), "(same area)", "", "", "yes", grade]
+            )
         for f in c.get("overlapping_files") or []:
             rows.append(
                 [
@@ -66,6 +69,7 @@ def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
                     f["pattern"],
                     f["example"],
                     certainty(f),
+                    grade,
                 ]
             )
     return rows
@@ -73,6 +77,12 @@ def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
 
 def print_conflicts(conflicts: Sequence[dict[str, Any]], out: Any = None) -> None:
     table(CONFLICT_HEADERS, conflict_rows(conflicts), out)
+    # Line-level claims (SPEC): how the overlap's edits are graded, one line per file.
+    from agentlanes.client.report import edit_lines
+
+    for c in conflicts:
+        for line in edit_lines(c):
+            print(f"  {line}", file=out)
 
 
 def conflict_table(conflicts: Sequence[dict[str, Any]]) -> list[str]:

@@ -31,6 +31,18 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _settings_args(p: argparse.ArgumentParser, *, update: bool) -> None:
     p.add_argument("--conflict-mode", choices=("warn", "block"))
+    p.add_argument(
+        "--block-on",
+        choices=("claims", "lines"),
+        help="what block mode refuses on: every certain claim overlap (claims, the default) "
+        "or only edits that meet (lines)",
+    )
+    p.add_argument(
+        "--line-margin",
+        type=int,
+        metavar="N",
+        help="unchanged lines between two edits that still count as meeting (default 0)",
+    )
     p.add_argument("--heartbeat-interval", type=int, metavar="S")
     p.add_argument("--heartbeat-ttl", type=int, metavar="S")
     p.add_argument(
@@ -121,6 +133,8 @@ def _print_project(p: dict[str, Any]) -> None:
         state += f" (previous key valid until {key['previous_valid_until']})"
     print(f"{p['slug']}  ({p['name']})")
     print(f"  conflict mode:   {p['conflict_mode']}")
+    if "block_on" in p:
+        print(f"  block on:        {p['block_on']} (line margin {p.get('line_margin', 0)})")
     print(
         f"  heartbeat:       every {p['heartbeat_interval_seconds']} s, "
         f"timeout {p['heartbeat_ttl_seconds']} s"
@@ -150,6 +164,8 @@ def create_project(args: argparse.Namespace) -> int:
         "name": args.name,
         "slug": args.slug,
         "conflict_mode": args.conflict_mode,
+        "block_on": args.block_on,
+        "line_margin": args.line_margin,
         "heartbeat_interval_seconds": args.heartbeat_interval,
         "heartbeat_ttl_seconds": args.heartbeat_ttl,
         "agent_config_keys": args.config_keys,
@@ -217,6 +233,8 @@ def update_project(args: argparse.Namespace) -> int:
     body = {
         "name": args.name,
         "conflict_mode": args.conflict_mode,
+        "block_on": args.block_on,
+        "line_margin": args.line_margin,
         "heartbeat_interval_seconds": args.heartbeat_interval,
         "heartbeat_ttl_seconds": args.heartbeat_ttl,
         "agent_config_keys": [] if args.no_config_keys else args.config_keys,
@@ -224,8 +242,8 @@ def update_project(args: argparse.Namespace) -> int:
     body = {k: v for k, v in body.items() if v is not None}
     if not body:
         raise CommandError(
-            "nothing to change: give --conflict-mode, --heartbeat-interval, --heartbeat-ttl, "
-            "--config-key, --no-config-keys or --name",
+            "nothing to change: give --conflict-mode, --block-on, --line-margin, "
+            "--heartbeat-interval, --heartbeat-ttl, --config-key, --no-config-keys or --name",
             EXIT_USAGE,
         )
     route = _route(args)

@@ -51,3 +51,39 @@ def claimed_earlier(
             certain = bool(c.get("overlapping_area")) or any(f.get("certain", True) for f in files)
             out.append({**c, "overlapping_files": files, "certain": certain})
     return out
+
+
+def edit_lines(conflict: dict[str, Any]) -> Iterator[str]:
+    """What the overlap's edits say (SPEC "Line-level claims"): ``src/a.py: alice's edits
+    (lines 10-12) meet yours (11): a merge conflict ahead``, or that git merges them, or
+    that only they have edited it."""
+    agent = conflict.get("agent_name", "?")
+    for f in conflict.get("edits") or []:
+        theirs = _ranges_text(f.get("ranges"))
+        if f.get("edited_by") == "both" and f.get("grade") == "lines":
+            if f.get("same_base", True):
+                yield (
+                    f"{f.get('path')}: {agent}'s edits (lines {theirs}) meet yours "
+                    f"(lines {_ranges_text(f.get('my_ranges'))}): a merge conflict ahead"
+                )
+            else:
+                yield (
+                    f"{f.get('path')}: {agent} edited it on another base than yours: "
+                    "a merge conflict may be ahead"
+                )
+        elif f.get("edited_by") == "both":
+            yield (
+                f"{f.get('path')}: {agent}'s edits (lines {theirs}) are apart from yours: "
+                "git merges them"
+            )
+        elif f.get("edited_by") == "them":
+            yield f"{f.get('path')}: {agent} has edited it (lines {theirs}); you have not"
+
+
+def _ranges_text(ranges: Any) -> str:
+    parts = []
+    for r in ranges or []:
+        if isinstance(r, list) and len(r) == 2:
+            s, e = r
+            parts.append(f"after {s - 1}" if e < s else (str(s) if s == e else f"{s}-{e}"))
+    return ", ".join(parts) or "?"

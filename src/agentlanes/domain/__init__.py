@@ -1,21 +1,46 @@
-"""Pure domain logic: the glob engine and the conflict detector.
+"""Pure domain logic: the glob engine, the conflict detector and line-level edits.
 
-Imports only the standard library and wcmatch, so the git hook can load it
-quickly.
+Imports only the standard library, wcmatch and bracex. The names below load on first use
+(PEP 562), so a hook that needs only :mod:`agentlanes.domain.edits` (the standard library
+alone) does not pay for the glob engine at start-up.
 """
 
-from .conflicts import Conflict, ConflictDetector, FileOverlap, Scope
-from .globs import (
-    Overlap,
-    PatternError,
-    PatternLimits,
-    claims,
-    claims_for_certain,
-    normalise_path,
-    normalise_pattern,
-    overlap,
-    overlap_example,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .conflicts import Conflict, ConflictDetector, FileOverlap, Scope
+    from .globs import (
+        Overlap,
+        PatternError,
+        PatternLimits,
+        claims,
+        claims_for_certain,
+        normalise_path,
+        normalise_pattern,
+        overlap,
+        overlap_example,
+    )
+
+_FROM = {
+    **dict.fromkeys(("Conflict", "ConflictDetector", "FileOverlap", "Scope"), ".conflicts"),
+    **dict.fromkeys(
+        (
+            "Overlap",
+            "PatternError",
+            "PatternLimits",
+            "claims",
+            "claims_for_certain",
+            "normalise_path",
+            "normalise_pattern",
+            "overlap",
+            "overlap_example",
+        ),
+        ".globs",
+    ),
+}
 
 __all__ = [
     "Conflict",
@@ -32,3 +57,11 @@ __all__ = [
     "overlap",
     "overlap_example",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_FROM[name], __name__), name)
+    globals()[name] = value
+    return value

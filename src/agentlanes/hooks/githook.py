@@ -23,7 +23,7 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import capped, claimed_earlier
+from agentlanes.client.report import capped, claimed_earlier, edit_lines
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
 TYPE_CHECKING = False
@@ -140,7 +140,13 @@ def check(
     mine = session.get("session_id") if session else None
     check_token = None if mine else token
     requests: list[Any] = [("GET", "/api/v1/project", None, None)]
-    requests += [("POST", "/api/v1/conflicts/check", {"paths": c}, check_token) for c in chunks]
+    # Our own edits, as last reported, grade each overlap by lines (SPEC "Line-level
+    # claims"); without them the server grades as if we had none.
+    edits = (session or {}).get("edits")
+    graded = {"edits": edits} if isinstance(edits, list) else {}
+    requests += [
+        ("POST", "/api/v1/conflicts/check", {"paths": c, **graded}, check_token) for c in chunks
+    ]
     if token:
         requests.append(("POST", "/api/v1/heartbeat", {}, token))
     try:
@@ -152,12 +158,14 @@ def check(
         if check_token and any(_unknown_token(a) for a in answers[1 : 1 + len(chunks)]):
             # A token the server has never seen: check as nobody rather than fail.
             answers[1 : 1 + len(chunks)] = call_many(
-                cfg, [("POST", "/api/v1/conflicts/check", {"paths": c}, None) for c in chunks]
+                cfg,
+                [("POST", "/api/v1/conflicts/check", {"paths": c, **graded}, None) for c in chunks],
             )
         for answer in answers[: 1 + len(chunks)]:
             if isinstance(answer, LeanApiError):
                 raise answer
         mode = answers[0].get("conflict_mode", "warn")
+        block_on = answers[0].get("block_on", "claims")
         conflicts: list[dict[str, Any]] = []
         for answer in answers[1 : 1 + len(chunks)]:
             conflicts.extend(answer["conflicts"])
@@ -183,6 +191,10 @@ def check(
     # A server older than certain overlaps sends no "certain": every conflict counted.
     # The older claim stands: an overlap on a path we claimed first never refuses.
     certain = [c for c in claimed_earlier(merged, _merge(own)) if c.get("certain", True)]
+    if block_on == "lines":
+        from agentlanes.domain.edits import blocks_on_lines
+
+        certain = [c for c in certain if blocks_on_lines(c)]
     if mode == "block" and certain:
         say(
             f"commit refused: the project is in block mode and {len(certain)} other "
@@ -195,7 +207,12 @@ def check(
         say(
             "commit allowed: you claimed these paths before them, or the overlaps hold "
             "only if a path is a directory (block mode refuses only certain overlaps with "
-            "an earlier claim)"
+            "an earlier claim"
+            + (
+                "; with block_on = lines, only where edits meet or only they edited)"
+                if block_on == "lines"
+                else ")"
+            )
         )
         return ALLOW
     say("commit allowed (warn mode); tell the agents above, or narrow your change")
@@ -211,6 +228,7 @@ def overlap_lines(conflicts: Iterable[dict[str, Any]]) -> Iterator[str]:
         agent = conflict.get("agent_name", "?")
         if conflict.get("overlapping_area"):
             yield f"same work area {conflict.get('declared_area')!r} as {agent}"
+        yield from edit_lines(conflict)
         for overlap in conflict.get("overlapping_files") or []:
             if overlap.get("certain", True):
                 how = "for certain"

@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agentlanes.client.aio import AsyncClient
 from agentlanes.client.config import LocalConfig, read_session
 from agentlanes.client.errors import ApiError, ClientError, NoSession
+from agentlanes.client.report import edit_lines
 
 T = TypeVar("T")
 
@@ -55,6 +56,7 @@ def agent_error(exc: ClientError) -> ToolError:
                     f"{c.get('agent_name')} holds {f.get('their_pattern')} "
                     f"(example {f.get('example')}, {sure})"
                 )
+            held.extend(edit_lines(c))
         return ToolError(
             f"{exc.code}: {exc.message}. " + "; ".join(held) + ". Pick other files, or "
             "coordinate with them (`message_send`)."

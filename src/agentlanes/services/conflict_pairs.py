@@ -25,7 +25,9 @@ import anyio.to_thread
 
 from agentlanes.clock import utcnow
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.edits import CLAIMS, grade_pair
 from agentlanes.errors import InvalidInput
+from agentlanes.services import line_claims
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import LIMITS
 from agentlanes.store import queries
@@ -187,8 +189,31 @@ def _side(sc: Scope) -> dict[str, Any]:
     }
 
 
-def _pair_view(entry: _ProjectPairs, pair: _Pair) -> dict[str, Any]:
+def _grade(
+    pair: _Pair, rows: dict[str, AgentSession], margin: int
+) -> tuple[str, list[dict[str, Any]]]:
+    """The pair's grade (SPEC "Line-level claims") and the files both edited (a few)."""
+    a, b = rows.get(pair.a), rows.get(pair.b)
+    mine = line_claims.of_stored(a.edits if a else None)
+    theirs = line_claims.of_stored(b.edits if b else None)
+    if not (mine and theirs):
+        return CLAIMS, []
+    g = grade_pair(
+        mine,
+        theirs,
+        i_claim=line_claims.claimer(list(a.declared_files or []) if a else []),
+        they_claim=line_claims.claimer(list(b.declared_files or []) if b else []),
+        margin=margin,
+    )
+    both = [{"path": f["path"], "grade": f["grade"]} for f in g.files if "grade" in f]
+    return g.grade, both[:FILES_PER_PAIR]
+
+
+def _pair_view(
+    entry: _ProjectPairs, pair: _Pair, rows: dict[str, AgentSession], margin: int
+) -> dict[str, Any]:
     a, b = entry.scopes[pair.a], entry.scopes[pair.b]
+    grade, edited = _grade(pair, rows, margin)
     # Certain overlaps first, so a short list still shows the ones that matter.
     files = sorted(pair.files(), key=lambda f: not f["certain"])
     return {
@@ -200,6 +225,8 @@ def _pair_view(entry: _ProjectPairs, pair: _Pair) -> dict[str, Any]:
         "overlapping_files": files[:FILES_PER_PAIR],
         "files_total": len(files),
         "files_truncated": pair.truncated,
+        "grade": grade,
+        "edits": edited,
     }
 
 
@@ -220,15 +247,20 @@ async def current_conflicts(
         offset = await queries.last_offset(db, project.id)
         live = await queries.live_sessions(db, project.id, utcnow())
     entry = _PAIRS.for_project(project.id)
+    files = ctx.settings.answer_max_files
+    margin = project.line_margin
     async with entry.lock():
-        await anyio.to_thread.run_sync(
-            lambda: entry.sync(live, deadline=deadline, max_files=ctx.settings.answer_max_files)
+        # Deciding and grading both in a worker thread (grading reads the pairs' edits).
+        return await anyio.to_thread.run_sync(
+            lambda: (
+                entry.sync(live, deadline=deadline, max_files=files),
+                _answer(entry, live, offset, limit, margin),
+            )[1]
         )
-        return _answer(entry, live, offset, limit)
 
 
 def _answer(
-    entry: _ProjectPairs, live: Sequence[AgentSession], offset: int, limit: int
+    entry: _ProjectPairs, live: Sequence[AgentSession], offset: int, limit: int, margin: int = 0
 ) -> dict[str, Any]:
     order = entry.order
     unique = [p for sid, partners in entry.pairs.items() for q, p in partners.items() if p.a == sid]
@@ -246,8 +278,9 @@ def _answer(
             }
         )
     agents.sort(key=lambda x: (-x["partners"], order[x["session_id"]]))
+    rows = {s.id: s for s in live}
     return {
-        "pairs": [_pair_view(entry, p) for p in unique[:limit]],
+        "pairs": [_pair_view(entry, p, rows, margin) for p in unique[:limit]],
         "total": len(unique),
         "truncated": len(unique) > limit,
         "agents": agents,

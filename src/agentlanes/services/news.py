@@ -24,8 +24,10 @@ from typing import Any
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
 from agentlanes.domain.conflicts import SearchTooLong
+from agentlanes.domain.edits import LINES, grade_file
 from agentlanes.domain.globs import overlap
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
+from agentlanes.services import line_claims
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.projection import LiveProject, LiveSession, Recent
 from agentlanes.services.session_auth import check_token
@@ -56,6 +58,7 @@ KINDS = (
     "message",
     "overlap.began",
     "overlap.ended",
+    "edits.meet",
     "area.shared",
     "task.assigned",
     "task.ready",
@@ -262,6 +265,7 @@ def item_for(
     deadline = time.monotonic() + ITEM_SECONDS
     if kind in ("agent.checkin", "agent.status"):
         found = _overlap_began(current, mine, data["session"], recent.before, deadline)
+        found = found or _edits_meet(mine, data["session"], recent.before, project.line_margin)
     elif kind in ("agent.checkout", "agent.timeout"):
         found = _overlap_ended(current, mine, data, recent.before, deadline)
     elif kind == "message.created":
@@ -273,7 +277,20 @@ def item_for(
     elif kind.startswith("consensus."):
         found = _consensus(mine, kind, data)
     elif kind == "project.updated":
-        mode = (data.get("changes") or {}).get("conflict_mode")
+        changes = data.get("changes") or {}
+        mode = changes.get("conflict_mode")
+        block_on = changes.get("block_on")
+        if block_on and not mode:
+            found = {
+                "kind": "project.mode",
+                "text": f"block mode now refuses on {block_on['to']} (was {block_on['from']})"
+                + (
+                    ": only edits that meet, or files only others edited"
+                    if block_on["to"] == "lines"
+                    else ""
+                ),
+                "block_on": block_on["to"],
+            }
         if mode:
             found = {
                 "kind": "project.mode",
@@ -395,6 +412,47 @@ def _overlap_began(
     if not complete:
         return _unchecked("overlap.ended", f"{who} dropped claims that may overlap yours", refs)
     return None
+
+
+def _edits_meet(
+    mine: LiveSession, session: dict[str, Any], before: LiveSession | None, margin: int
+) -> dict[str, Any] | None:
+    """Their edits now meet mine on a file both edited (SPEC "Line-level claims": graded
+    ``lines``, a merge conflict ahead), and did not before this change."""
+    if session["session_id"] == mine.id or not mine.edits or not session.get("edits"):
+        return None
+    theirs = line_claims.of_wire(session.get("edits"))
+    earlier = before.edits if before is not None else {}
+    for path in sorted(theirs.keys() & mine.edits.keys()):
+        grade, same = grade_file(mine.edits[path], theirs[path], margin)
+        if grade != LINES:
+            continue
+        if path in earlier and grade_file(mine.edits[path], earlier[path], margin)[0] == LINES:
+            continue  # they met already: said then
+        who = session["agent_name"]
+        how = (
+            f"lines {_ranges_text(theirs[path].ranges)} meet yours "
+            f"({_ranges_text(mine.edits[path].ranges)})"
+            if same
+            else "another base than yours (line numbers not comparable)"
+        )
+        return {
+            "kind": "edits.meet",
+            "text": f"{who}'s edits to {path} on {how}: a merge conflict ahead "
+            f"(coordinate: lanes message send {who} ...)",
+            "session_id": session["session_id"],
+            "agent_name": who,
+            "path": path,
+            "grade": LINES,
+            "same_base": same,
+        }
+    return None
+
+
+def _ranges_text(ranges: Iterable[tuple[int, int]]) -> str:
+    return ", ".join(
+        f"after {s - 1}" if e < s else (f"{s}" if s == e else f"{s}-{e}") for s, e in ranges
+    )
 
 
 def _overlap_ended(
@@ -639,6 +697,8 @@ async def summary(
             patterns=mine.declared_files,
             exclude_session_id=mine.id,
             exclude_agent_name=mine.agent_name,
+            edits=mine.edits,
+            margin=project.line_margin,
         )
         compared = True
     except SearchTooLong:
@@ -651,8 +711,13 @@ async def summary(
         if c.overlapping_files:
             f = sorted(c.overlapping_files, key=lambda f: not f.certain)[0]
             sure = "for certain" if f.certain else f"only if {f.if_directory} is a directory"
+            graded = {
+                LINES: "; your edits meet theirs: a merge conflict ahead",
+                "file": "; both edited, apart: git merges them",
+            }.get(c.grade or "", "")
             parts.append(
-                f"{c.agent_name} claims {f.their_pattern}, which you claim ({f.pattern}), {sure}"
+                f"{c.agent_name} claims {f.their_pattern}, which you claim ({f.pattern}), "
+                f"{sure}{graded}"
             )
         else:
             parts.append(f"{c.agent_name} works in your area {c.declared_area!r}")

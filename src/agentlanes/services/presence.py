@@ -10,7 +10,7 @@ import msgspec
 from agentlanes import tokens
 from agentlanes.clock import utcnow
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
-from agentlanes.services import validation
+from agentlanes.services import line_claims, validation
 from agentlanes.services.claim_age import with_claim_times
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.session_auth import check_token
@@ -58,8 +58,11 @@ async def check_conflicts(
     patterns: list[str] | None,
     declared_area: str | None,
     token: str | None,
+    edits: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """What the given paths / patterns / area would collide with. Changes nothing."""
+    """What the given paths / patterns / area would collide with, each conflict graded
+    by ``edits`` (the asker's; by default its session's). Changes nothing."""
+    given = line_claims.check_edits(edits, ctx.settings)
     started = time.monotonic()
     norm_paths = validation.check_paths(paths, ctx.settings, "paths")
     norm_patterns = await validation.check_patterns_off_loop(patterns, ctx.settings, "patterns")
@@ -77,6 +80,12 @@ async def check_conflicts(
                 raise SessionNotFound("no session with this token in this project")
             own_id = own.id
     current, live = await live_sessions(ctx, project.id, utcnow())
+    own = current.sessions.get(own_id) if own_id else None
+    mine = (
+        {p: e for p, e in given.items() if e is not None}
+        if edits is not None
+        else (own.edits if own else {})
+    )
     found = await search(
         ctx,
         current,
@@ -87,6 +96,8 @@ async def check_conflicts(
         patterns=norm_patterns,
         paths=norm_paths,
         exclude_session_id=own_id,
+        edits=mine,
+        margin=project.line_margin,
     )
     answer = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
     # Each overlapping file with when their pattern joined their claims: the guard and
@@ -145,6 +156,8 @@ async def session_conflicts(
         patterns=mine.declared_files,
         exclude_session_id=session.id,
         exclude_agent_name=session.agent_name,
+        edits=mine.edits,
+        margin=project.line_margin,
     )
     page = bounded_conflicts(found, limit, start=start)
     following = start + limit

@@ -39,6 +39,8 @@ _FIELDS = (
     "previous_key_expires_at",
     "key_revoked_at",
     "conflict_mode",
+    "block_on",
+    "line_margin",
     "heartbeat_interval_seconds",
     "heartbeat_ttl_seconds",
     "agent_config_keys",

@@ -26,7 +26,9 @@ import anyio.to_thread
 import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.edits import FileEdit
+from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
@@ -54,6 +56,8 @@ class LiveSession:
     encoded: bytes | None = field(default=None, compare=False, repr=False)
     # When each pattern joined the claims; a pattern missing here counts from started_at.
     claimed_at: dict[str, datetime] = field(default_factory=dict, compare=False, repr=False)
+    # What it changed, per file (SPEC "Line-level claims").
+    edits: dict[str, FileEdit] = field(default_factory=dict, compare=False, repr=False)
 
     def since(self, pattern: str) -> datetime:
         """When ``pattern`` joined this session's claims."""
@@ -79,6 +83,7 @@ class LiveSession:
             last_heartbeat_at=row.last_heartbeat_at,
             expires_at=row.expires_at,
             claimed_at={p: _when(t) for p, t in (row.claimed_at or {}).items()},
+            edits=line_claims.of_stored(row.edits),
         )
 
     @classmethod
@@ -94,6 +99,7 @@ class LiveSession:
             started_at=_when(view["started_at"]),
             last_heartbeat_at=_when(view["last_heartbeat_at"]),
             expires_at=_when(view["expires_at"]),
+            edits=line_claims.of_wire(view.get("edits")),
         )
 
     def scope(self) -> Scope:
@@ -241,12 +247,15 @@ class LiveProject:
         exclude_agent_name: str | None = None,
         deadline: float | None = None,
         max_files: int | None = None,
+        edits: line_claims.Edits | None = None,
+        margin: int = 0,
     ) -> list[Conflict]:
-        """Conflicts with the ``live`` sessions (oldest first): the detector's index holds
-        every session not ended, so overdue ones are filtered out of its answer. On the
-        calling thread: see :meth:`search` for the event loop."""
+        """Conflicts with the ``live`` sessions (oldest first), each graded from the two
+        sessions' edits (``edits``: the asking side's; SPEC "Line-level claims"): the
+        detector's index holds every session not ended, so overdue ones are filtered out of
+        its answer. On the calling thread: see :meth:`search` for the event loop."""
         alive = {s.id for s in live} if len(live) != len(self.sessions) else None
-        return [
+        found = [
             c
             for c in self.detector.find(
                 declared_area=declared_area,
@@ -259,6 +268,37 @@ class LiveProject:
             if (alive is None or c.session_id in alive)
             and (exclude_agent_name is None or c.agent_name != exclude_agent_name)
         ]
+        return self._graded(found, edits or {}, patterns, paths, deadline, max_files, margin)
+
+    def _graded(
+        self,
+        found: list[Conflict],
+        mine: line_claims.Edits,
+        patterns: Sequence[str],
+        paths: Sequence[str],
+        deadline: float | None,
+        max_files: int | None,
+        margin: int,
+    ) -> list[Conflict]:
+        i_claim = line_claims.claimer(patterns, paths)
+        out = []
+        for c in found:
+            theirs = self.sessions.get(c.session_id)
+            graded_by_lines = mine or (theirs and theirs.edits)
+            if deadline is not None and graded_by_lines and time.monotonic() > deadline:
+                raise SearchTooLong(len(out))
+            out.append(
+                line_claims.graded(
+                    c,
+                    mine,
+                    i_claim,
+                    theirs.edits if theirs else {},
+                    theirs.declared_files if theirs else (),
+                    margin=margin,
+                    max_files=max_files or 10,
+                )
+            )
+        return out
 
     async def search(
         self,
@@ -271,6 +311,8 @@ class LiveProject:
         paths: Sequence[str] = (),
         exclude_session_id: str | None = None,
         exclude_agent_name: str | None = None,
+        edits: line_claims.Edits | None = None,
+        margin: int = 0,
     ) -> list[Conflict]:
         """:meth:`find` in a worker thread, so that a long search (long patterns against
         many) never holds the event loop: other projects' requests go on meanwhile.
@@ -293,6 +335,8 @@ class LiveProject:
                         exclude_agent_name=exclude_agent_name,
                         deadline=time.monotonic() + budget,
                         max_files=max_files,
+                        edits=edits,
+                        margin=margin,
                     )
                 )
             finally:

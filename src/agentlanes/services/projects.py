@@ -43,6 +43,7 @@ from agentlanes.store.models import AgentSession, Event, Project, RealtimeToken
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MODES = ("warn", "block")
+BLOCK_ON = ("claims", "lines")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class ProjectInput:
     heartbeat_interval_seconds: int | None = None
     heartbeat_ttl_seconds: int | None = None
     agent_config_keys: list[str] | None = None
+    block_on: str | None = None
+    line_margin: int | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class ProjectChanges:
     heartbeat_interval_seconds: int | None = None
     heartbeat_ttl_seconds: int | None = None
     agent_config_keys: list[str] | None = None
+    block_on: str | None = None
+    line_margin: int | None = None
 
 
 def slugify(name: str) -> str:
@@ -84,6 +89,18 @@ def _check_mode(mode: str) -> str:
     if mode not in MODES:
         raise InvalidInput("conflict_mode", "must be warn or block")
     return mode
+
+
+def _check_block_on(value: str) -> str:
+    if value not in BLOCK_ON:
+        raise InvalidInput("block_on", "must be claims or lines")
+    return value
+
+
+def _check_margin(value: int) -> int:
+    if not 0 <= value <= LIMITS.line_margin_max:
+        raise InvalidInput("line_margin", f"must be 0-{LIMITS.line_margin_max}")
+    return value
 
 
 def _check_heartbeat(interval: int, ttl: int) -> None:
@@ -142,6 +159,8 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
         ttl = ctx.settings.heartbeat_ttl_seconds
     _check_heartbeat(interval, ttl)
     keys = _check_config_keys(data.agent_config_keys or [])
+    block_on = _check_block_on(data.block_on or "claims")
+    margin = _check_margin(data.line_margin or 0)
 
     api_key = tokens.new_api_key()
     project = Project(
@@ -152,6 +171,8 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
         heartbeat_interval_seconds=interval,
         heartbeat_ttl_seconds=ttl,
         agent_config_keys=keys,
+        block_on=block_on,
+        line_margin=margin,
         created_at=utcnow(),
     )
     try:
@@ -224,6 +245,10 @@ async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges
             wanted["heartbeat_ttl_seconds"] = ttl
         if changes.agent_config_keys is not None:
             wanted["agent_config_keys"] = _check_config_keys(changes.agent_config_keys)
+        if changes.block_on is not None:
+            wanted["block_on"] = _check_block_on(changes.block_on)
+        if changes.line_margin is not None:
+            wanted["line_margin"] = _check_margin(changes.line_margin)
         changed = {
             k: {"from": getattr(project, k), "to": v}
             for k, v in wanted.items()

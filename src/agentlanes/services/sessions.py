@@ -10,8 +10,9 @@ from typing import Any
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
 from agentlanes.domain.conflicts import Conflict, SearchTooLong
+from agentlanes.domain.edits import LINES
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
-from agentlanes.services import names, validation
+from agentlanes.services import line_claims, names, validation
 from agentlanes.services.claim_age import claim_times, earlier_claims
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
@@ -42,6 +43,8 @@ class StatusInput:
     declared_area: str | None = None
     declared_files: list[str] | None = None
     status_text: str | None = None
+    # What the agent changed (SPEC "Line-level claims"): [{"path", "base", "ranges"}].
+    edits: list[dict[str, Any]] | None = None
     # Which of the optional fields were sent (None in a field can mean "clear it").
     sent: frozenset[str] = frozenset()
 
@@ -83,6 +86,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             declared_area=area,
             patterns=files,
             exclude_agent_name=name,
+            margin=project.line_margin,
         )
         bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
         conflicts = bounded["conflicts"]
@@ -102,7 +106,11 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         )
         # Block mode refuses on certain overlaps and shared areas only (SPEC);
         # overlaps that hold only if a path is a directory are reported, never block.
-        blocked = project.conflict_mode == "block" and certain > 0
+        # With block_on = lines, only those where the other side has edits (a new session
+        # has none yet).
+        blocked = project.conflict_mode == "block" and any(
+            c.certain and line_claims.refuses(c, project.block_on) for c in found
+        )
         if blocked:
             session.status = "blocked"
             session.outcome_status = "blocked"
@@ -308,6 +316,7 @@ async def update_status(
     )
     spent = time.monotonic() - started
     text = validation.check_status_text(data.status_text)
+    given = line_claims.check_edits(data.edits, ctx.settings) if "edits" in data.sent else {}
     assert project.id is not None
     expired = False
     async with ctx.project_tx(project.id) as tx:
@@ -318,6 +327,15 @@ async def update_status(
         else:
             new_area = area if "declared_area" in data.sent else session.declared_area
             new_files = files if files is not None else list(session.declared_files or [])
+            # A refusal below concerns the declared scope only: an edit is already made,
+            # so its report is always kept, and its path joins the claims (SPEC
+            # "Line-level claims"; it joins now, so the older claim still stands).
+            declared_changed = (new_area, new_files) != (
+                session.declared_area,
+                list(session.declared_files or []),
+            )
+            edits = line_claims.merged(line_claims.of_stored(session.edits), given)
+            new_files = line_claims.with_edited_paths(new_files, given, ctx.settings)
             current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
             found = await search(
@@ -329,6 +347,8 @@ async def update_status(
                 declared_area=new_area,
                 patterns=new_files,
                 exclude_session_id=session.id,
+                edits=edits,
+                margin=project.line_margin,
             )
             bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
             conflicts = bounded["conflicts"]
@@ -344,13 +364,17 @@ async def update_status(
             me = current.sessions.get(session.id)
             refused = len(
                 earlier_claims(
-                    [conflict_view(c) for c in found if c.certain],
+                    [
+                        conflict_view(c)
+                        for c in found
+                        if c.certain and line_claims.refuses(c, project.block_on)
+                    ],
                     current.sessions,
                     lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
                     now if new_area != session.declared_area or me is None else me.started_at,
                 )
             )
-            if refused and scope_changed and project.conflict_mode == "block":
+            if refused and declared_changed and project.conflict_mode == "block":
                 raise StateConflict(
                     f"scope change refused: {refused} live session(s) overlap for certain "
                     "(project is in block mode); the old scope stays",
@@ -361,6 +385,8 @@ async def update_status(
             session.declared_area = new_area
             session.declared_files = new_files
             session.claimed_at = times
+            if "edits" in data.sent:
+                session.edits = line_claims.to_stored(edits)
             if "status_text" in data.sent:
                 session.status_text = text
             session.last_heartbeat_at = now
@@ -368,7 +394,9 @@ async def update_status(
             tx.db.add(session)
             view = session_view(session)
             await tx.emit("agent.status", {"session": view, "conflicts_total": len(found)})
-            if conflicts and scope_changed:
+            # A new overlap, or edits that now meet: the others hear it.
+            meeting = "edits" in data.sent and any(c.grade == LINES for c in found)
+            if conflicts and (scope_changed or meeting):
                 await tx.emit(
                     "agent.conflict",
                     conflict_event(

@@ -9,6 +9,7 @@ import msgspec
 
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
+from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
 from agentlanes.store.models import AgentSession, Event, Project
 
@@ -28,6 +29,9 @@ def session_view(s: AgentSession | LiveSession) -> dict[str, Any]:
         "started_at": iso(s.started_at),
         "last_heartbeat_at": iso(s.last_heartbeat_at),
         "expires_at": iso(s.expires_at),
+        "edits": line_claims.to_wire(
+            line_claims.of_stored(s.edits) if isinstance(s, AgentSession) else s.edits
+        ),
     }
 
 
@@ -42,6 +46,9 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
     }
     if c.files_truncated:
         view["files_truncated"] = True
+    if c.grade is not None:
+        view["grade"] = c.grade
+        view["edits"] = list(c.edits)
     return view
 
 
@@ -87,7 +94,11 @@ def conflict_event(
     conflicts endpoint. ``total``: how many conflicts there are when ``conflicts`` is
     already a bounded answer's list."""
     shown = [
-        {**c, "overlapping_files": c["overlapping_files"][:EVENT_FILES_PER_CONFLICT]}
+        {
+            **c,
+            "overlapping_files": c["overlapping_files"][:EVENT_FILES_PER_CONFLICT],
+            **({"edits": c["edits"][:EVENT_FILES_PER_CONFLICT]} if "edits" in c else {}),
+        }
         for c in conflicts[:max_conflicts]
     ]
     data: dict[str, Any] = {
@@ -124,6 +135,8 @@ def project_view(p: Project) -> dict[str, Any]:
         "slug": p.slug,
         "name": p.name,
         "conflict_mode": p.conflict_mode,
+        "block_on": p.block_on,
+        "line_margin": p.line_margin,
         "heartbeat_interval_seconds": p.heartbeat_interval_seconds,
         "heartbeat_ttl_seconds": p.heartbeat_ttl_seconds,
         "agent_config_keys": list(p.agent_config_keys or []),

@@ -25,6 +25,11 @@ class Project(SQLModel, table=True):
     name: str = Field(max_length=200)
     api_key_hash: str = Field(max_length=64, unique=True, index=True)
     conflict_mode: str = Field(max_length=8)
+    # Line-level claims (SPEC): what block mode refuses on ("claims": every certain
+    # overlap; "lines": only one whose edits meet, or where only the other side edited),
+    # and how many unchanged lines between two edits still count as meeting.
+    block_on: str = Field(default="claims", max_length=8)
+    line_margin: int = Field(default=0)
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
     # The offset of the newest event; bumped in the same transaction as each event row.
@@ -65,6 +70,9 @@ class AgentSession(SQLModel, table=True):
     # When each declared pattern joined the claims ({pattern: ISO time}); a pattern missing
     # here counts from started_at. Block mode lets the older claim stand.
     claimed_at: dict[str, str] | None = Field(default_factory=dict, sa_column=Column(JSON))
+    # What the agent changed, per file ({path: {"base": blob id or None, "ranges":
+    # [[start, end], ...]}}; SPEC "Line-level claims").
+    edits: dict[str, Any] | None = Field(default_factory=dict, sa_column=Column(JSON))
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime

@@ -256,7 +256,7 @@ class ConflictDetector:
             if (files or sid in area_sids) and sid != exclude_session_id:
                 same_area = sid in area_sids
                 sure = same_area or any(map(_is_certain, files))
-                add(_new(Conflict, (sid, name, area, same_area, files, sure, False)))
+                add(_new(Conflict, (sid, name, area, same_area, files, sure, False, *_UNGRADED)))
         return conflicts
 
     @staticmethod
@@ -288,7 +288,7 @@ class ConflictDetector:
             if sum([len(by_id[pid]) for pid in hit]) <= max_files:  # all of them, in order
                 files_all = sum([by_id[pid] for pid in hit], ())
                 conflicts.append(
-                    _new(Conflict, (sid, name, area, same_area, files_all, sure, False))
+                    _new(Conflict, (sid, name, area, same_area, files_all, sure, False, *_UNGRADED))
                 )
                 continue
             # Too many: certain ones first.
@@ -305,7 +305,9 @@ class ConflictDetector:
                         break
             more = len(files) > max_files
             shown = tuple(files[:max_files])
-            conflicts.append(_new(Conflict, (sid, name, area, same_area, shown, sure, more)))
+            conflicts.append(
+                _new(Conflict, (sid, name, area, same_area, shown, sure, more, *_UNGRADED))
+            )
         return conflicts
 
 
@@ -328,6 +330,8 @@ _is_certain = itemgetter(3)  # FileOverlap.certain, read without a Python-level 
 # tuple.__new__ builds a named tuple without the Python-level call its
 # constructor makes: noticeably cheaper when an answer holds thousands.
 _new = tuple.__new__
+# A conflict's line-level fields before it is graded (Conflict's defaults).
+_UNGRADED = (None, (), False)
 
 
 def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:

@@ -67,6 +67,11 @@ class Conflict(NamedTuple):
     overlapping_files: tuple[FileOverlap, ...]
     certain: bool
     files_truncated: bool = False
+    # Line-level claims (services/line_claims.py): "lines" | "file" | "claims" once graded,
+    # the overlap's edited files, and whether only the other side edited one of them.
+    grade: str | None = None
+    edits: tuple[dict[str, Any], ...] = ()
+    theirs_only: bool = False
 
 
 class SearchTooLong(Exception):

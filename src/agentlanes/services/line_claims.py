@@ -1,0 +1,202 @@
+"""Line-level claims (SPEC): the edits a session reports, as stored and shown, and the
+grade of each conflict from the two sessions' edits.
+
+The rules are :mod:`agentlanes.domain.edits` (the merge rule, the grades, what ``block_on =
+lines`` refuses); this module turns what a request, a row or an event carries into
+``FileEdit`` values and back, and grades the conflicts a search found. Grading runs where
+the search runs (``LiveProject.find``, in its worker thread and within its budget), and
+only over the sessions the search found in conflict: its cost grows with the edits of
+the two sessions of a conflict, not with the swarm.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from agentlanes.domain import PatternError, normalise_path
+from agentlanes.domain.conflicts import Conflict
+from agentlanes.domain.edits import CLAIMS, LINES, FileEdit, Range, grade_pair, hull
+from agentlanes.domain.globs import claims
+from agentlanes.errors import InvalidInput
+from agentlanes.services.validation import pattern_limits
+from agentlanes.settings import LIMITS, Settings
+
+BASE_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
+
+Edits = Mapping[str, FileEdit]
+
+
+def check_edits(
+    values: Sequence[Mapping[str, Any]] | None, settings: Settings, field: str = "edits"
+) -> dict[str, FileEdit | None]:
+    """What a request reports, checked: ``{path: FileEdit}``, or ``None`` for a file whose
+    ``ranges`` are empty (no change left against ``HEAD``: its edits are dropped). Ranges
+    that overlap are joined; a file with more than ``LIMITS.edit_ranges`` is kept as one
+    covering range (conservative: it can only turn ``file`` into ``lines``)."""
+    if values is None:
+        return {}
+    if len(values) > LIMITS.edit_files:
+        raise InvalidInput(field, f"at most {LIMITS.edit_files} files per request")
+    lim = pattern_limits(settings)
+    out: dict[str, FileEdit | None] = {}
+    for index, item in enumerate(values):
+        raw = item.get("path")
+        try:
+            path = normalise_path(raw if isinstance(raw, str) else "", lim)
+        except PatternError as exc:
+            raise InvalidInput(field, f"path: {exc}", index=index, path=raw) from None
+        base = item.get("base")
+        if base is not None and not (isinstance(base, str) and BASE_RE.match(base)):
+            raise InvalidInput(
+                field, "base must be a git blob id (4-64 of 0-9 a-f) or null", index=index
+            )
+        ranges = _check_ranges(item.get("ranges"), field, index)
+        out[path] = FileEdit(base, ranges) if ranges else None
+    return out
+
+
+def _check_ranges(value: Any, field: str, index: int) -> tuple[Range, ...]:
+    if not isinstance(value, list):
+        raise InvalidInput(field, "ranges must be a list of [start, end]", index=index)
+    top = LIMITS.edit_line_max
+    pairs: list[Range] = []
+    for pair in value:
+        ok = (
+            isinstance(pair, list | tuple)
+            and len(pair) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)
+        )
+        if not ok or not (1 <= pair[0] <= top and pair[0] - 1 <= pair[1] <= top):
+            raise InvalidInput(
+                field,
+                f"each range must be [start, end] with 1 <= start <= end + 1 <= {top + 1} "
+                "(base lines, 1-based; [a+1, a] is an insertion after line a)",
+                index=index,
+                range=pair,
+            )
+        pairs.append((pair[0], pair[1]))
+    pairs.sort()
+    joined: list[Range] = []
+    for start, end in pairs:
+        # Ranges that share a line are one change; touching ones stay two (git keeps them
+        # apart too, and either way they meet whatever meets one of them).
+        if joined and start <= joined[-1][1] and end >= joined[-1][0]:
+            joined[-1] = (joined[-1][0], max(joined[-1][1], end))
+        else:
+            joined.append((start, end))
+    if len(joined) > LIMITS.edit_ranges:
+        return (hull(joined),)
+    return tuple(joined)
+
+
+def merged(
+    kept: Edits, given: Mapping[str, FileEdit | None], field: str = "edits"
+) -> dict[str, FileEdit]:
+    """A session's edits after a status change: the files it lists replace what was kept
+    (``None`` drops one), the others stay."""
+    out = dict(kept)
+    for path, edit in given.items():
+        if edit is None:
+            out.pop(path, None)
+        else:
+            out[path] = edit
+    if len(out) > LIMITS.edit_files:
+        raise InvalidInput(
+            field,
+            f"a session keeps the edits of at most {LIMITS.edit_files} files; this change "
+            f"would make {len(out)} (send ranges: [] for files with no change left)",
+        )
+    return out
+
+
+def with_edited_paths(
+    patterns: list[str], given: Mapping[str, FileEdit | None], settings: Settings
+) -> list[str]:
+    """The claims with each reported file's path joined (unless they claim it already)."""
+    claimed = claimer(patterns)
+    new = [p for p, e in given.items() if e is not None and not claimed(p)]
+    if not new:
+        return patterns
+    if len(patterns) + len(new) > settings.max_patterns:
+        raise InvalidInput(
+            "edits",
+            f"the edited files would take the claims past max_patterns "
+            f"({settings.max_patterns}): claim a pattern that covers them",
+        )
+    return [*patterns, *new]
+
+
+def refuses(conflict: Conflict, block_on: str) -> bool:
+    """Whether a certain conflict refuses in ``block`` mode under ``block_on`` (SPEC):
+    ``claims``, always; ``lines``, when its edits meet, or when only the other side edited
+    a file of the overlap."""
+    return block_on != "lines" or conflict.grade in (None, LINES) or conflict.theirs_only
+
+
+# -- as stored, as shown ---------------------------------------------------------------------
+
+
+def of_stored(stored: Mapping[str, Any] | None) -> dict[str, FileEdit]:
+    """From the ``sessions.edits`` column: ``{path: {"base", "ranges"}}``."""
+    return {
+        path: FileEdit(v.get("base"), tuple((int(s), int(e)) for s, e in v.get("ranges") or []))
+        for path, v in (stored or {}).items()
+    }
+
+
+def to_stored(edits: Edits) -> dict[str, Any]:
+    return {p: {"base": e.base, "ranges": [list(r) for r in e.ranges]} for p, e in edits.items()}
+
+
+def of_wire(items: Iterable[Mapping[str, Any]] | None) -> dict[str, FileEdit]:
+    """From a session view's ``edits`` list (an event's)."""
+    return {
+        str(i["path"]): FileEdit(i.get("base"), tuple((int(s), int(e)) for s, e in i["ranges"]))
+        for i in items or []
+    }
+
+
+def to_wire(edits: Edits) -> list[dict[str, Any]]:
+    return [edits[p].wire(p) for p in sorted(edits)]
+
+
+# -- grading ---------------------------------------------------------------------------------
+
+
+def claimer(patterns: Sequence[str], paths: Sequence[str] = ()) -> Callable[[str], bool]:
+    """Whether a path lies in the claims of ``patterns`` and ``paths`` (the claim rule's
+    wide reading: an edit that may lie in the overlap counts)."""
+    exact = set(paths) | set(patterns)
+
+    @functools.cache
+    def claimed(path: str) -> bool:
+        return path in exact or any(claims(p, path) for p in patterns)
+
+    return claimed
+
+
+def graded(
+    conflict: Conflict,
+    mine: Edits,
+    i_claim: Callable[[str], bool],
+    theirs: Edits,
+    their_patterns: Sequence[str],
+    *,
+    margin: int,
+    max_files: int,
+) -> Conflict:
+    """The conflict with its ``grade`` and the overlap's edited files."""
+    if not mine and not theirs:
+        return conflict._replace(grade=CLAIMS)
+    g = grade_pair(
+        mine,
+        theirs,
+        i_claim=i_claim,
+        they_claim=claimer(their_patterns),
+        margin=margin,
+        max_files=max_files,
+    )
+    return conflict._replace(grade=g.grade, edits=g.files, theirs_only=g.theirs_only)
