@@ -280,24 +280,18 @@ def note(
 
 
 def _fork_sender(cfg: LocalConfig, agent: str, session: dict[str, Any], due: float) -> bool:
-    """A detached process (double fork, its own session, no stdio) that sends at ``due``;
-    the hook goes on at once. False when it could not be forked."""
+    """A detached copy of this process (its own session, no stdio) that sends at ``due``;
+    the hook goes on at once. One fork and no wait: the hook's process ends right after,
+    and the sender, reparented, is reaped by init. False when it could not be forked."""
     try:
         pid = os.fork()
     except OSError:
         return False
     if pid:
-        # The middle process exits at once: no zombie, no wait on the sender.
-        try:  # noqa: SIM105 - contextlib is one more import on every hook
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
         return True
     code = 0
     try:
         os.setsid()
-        if os.fork():
-            os._exit(0)
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
@@ -394,6 +388,22 @@ def pending(cfg: LocalConfig, agent: str) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def last_reported(
+    cfg: LocalConfig, agent: str, session: dict[str, Any]
+) -> list[dict[str, Any]] | None:
+    """The edits the server holds for this session, as last sent from here (the git hook
+    grades its check with them); None when none were sent."""
+    state = pending(cfg, agent)
+    sent = state.get("sent")
+    if state.get("session") != _key(session) or not isinstance(sent, dict) or not sent:
+        return None
+    return [
+        {"path": p, "base": e.get("base"), "ranges": e.get("ranges")}
+        for p, e in sent.items()
+        if isinstance(e, dict)
+    ]
 
 
 def forget(cfg: LocalConfig, agent: str) -> None:

@@ -1,0 +1,143 @@
+"""The edits an agent reports after each edit (SPEC "Line-level claims"), from the real
+hook commands as `lanes init` writes them, against a real server and real git.
+
+Claude Code's ``PostToolUse`` follows its hooks reference
+(https://code.claude.com/docs/en/hooks): the ``PreToolUse`` fields (``tool_name``,
+``tool_input``, ``tool_use_id``) plus ``tool_response``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentlanes.hooks.edits import DEBOUNCE_SECONDS
+from tests.e2e.test_claude_hooks import event, events, hook, presence
+from tests.support.agents import git, isolated_env, make_repo, new_project
+from tests.support.server import ServerProcess
+
+pytestmark = pytest.mark.e2e
+
+LINES = "".join(f"line {i}\n" for i in range(1, 31))
+
+
+def post_edit(repo: Path, sid: str, path: Path) -> dict[str, Any]:
+    return event(
+        repo, sid, "PostToolUse", tool_name="Edit", tool_use_id="toolu_02",
+        tool_input={"file_path": str(path), "old_string": "a", "new_string": "b"},
+        tool_response={"filePath": str(path), "success": True},
+    )  # fmt: skip
+
+
+def change(path: Path, *numbers: int) -> None:
+    lines = path.read_text().splitlines()
+    for n in numbers:
+        lines[n - 1] = f"changed {n}"
+    path.write_text("\n".join(lines) + "\n")
+
+
+def wait_for(probe: Any, timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = probe()
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def statuses(url: str, key: str, me: str) -> list[dict[str, Any]]:
+    return [
+        e["data"]["session"]
+        for e in events(url, key)
+        if e["type"] == "agent.status" and e["data"]["session"]["agent_name"] == me
+    ]
+
+
+def blob(repo: Path, env: dict[str, str], path: str) -> str:
+    return git(repo, env, "rev-parse", f"HEAD:{path}").stdout.strip()
+
+
+def test_claude_code_reports_its_edits_once_per_burst(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    names = [f"src/m{i}.py" for i in range(5)] + ["docs/a b.md"]
+    for name in names:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(LINES)
+    git(repo, env, "add", ".")
+    git(repo, env, "commit", "-q", "--no-verify", "-m", "files")
+    sid = "7d1e9a2c-2222-4c2e-9a53-0d1c5b6a7e81"
+    me = f"claude-{sid}"
+    hook(repo, env, event(repo, sid, "SessionStart", source="startup"))
+
+    # One Edit: its changed lines against HEAD reach presence within the debounce.
+    change(repo / "docs/a b.md", 3, 10, 11)
+    assert hook(repo, env, post_edit(repo, sid, repo / "docs/a b.md")) is None  # no news
+    expected = {"path": "docs/a b.md", "base": blob(repo, env, "docs/a b.md"),
+                "ranges": [[3, 3], [10, 11]]}  # fmt: skip
+    shown = wait_for(lambda: presence(url, key)[me].get("edits"))
+    assert shown == [expected]
+    assert "docs/a b.md" in presence(url, key)[me]["declared_files"]  # edits join claims
+    before = len(statuses(url, key, me))
+
+    # A burst: five PostToolUse calls within a second send one status with all five.
+    for i, name in enumerate(names[:5]):
+        change(repo / name, i + 1)
+    started = time.monotonic()
+    guard = [sys.executable, "-m", "agentlanes", "guard"]
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    calls = [subprocess.Popen(guard, cwd=repo, env=env, text=True, **pipes) for _ in range(5)]
+    for call, name in zip(calls, names[:5], strict=True):
+        assert call.stdin is not None
+        call.stdin.write(json.dumps(post_edit(repo, sid, repo / name)))
+        call.stdin.close()
+    for call in calls:
+        assert call.wait(timeout=60) == 0
+        assert call.stderr is not None and "Traceback" not in call.stderr.read()
+    took = time.monotonic() - started
+    assert took < DEBOUNCE_SECONDS, f"the burst took {took:.2f} s: not one burst"
+    sent = wait_for(lambda: statuses(url, key, me)[before:])
+    time.sleep(DEBOUNCE_SECONDS + 1.0)  # a second send, if any, would be in by now
+    sent = statuses(url, key, me)[before:]
+    assert len(sent) == 1, [s.get("edits") for s in sent]
+    paths = {e["path"]: e["ranges"] for e in sent[0]["edits"]}
+    assert {n: paths[n] for n in names[:5]} == {
+        n: [[i + 1, i + 1]] for i, n in enumerate(names[:5])
+    }
+    assert paths["docs/a b.md"] == [[3, 3], [10, 11]]  # kept: not listed again
+
+    # An unchanged file noted again sends nothing.
+    hook(repo, env, post_edit(repo, sid, repo / names[0]))
+    time.sleep(DEBOUNCE_SECONDS + 1.0)
+    assert len(statuses(url, key, me)) == before + 1
+
+    # Stop sends the last burst at once; an edit undone is dropped.
+    (repo / "docs/a b.md").write_text(LINES)
+    change(repo / names[1], 20)
+    hook(repo, env, post_edit(repo, sid, repo / "docs/a b.md"))
+    hook(repo, env, post_edit(repo, sid, repo / names[1]))
+    hook(repo, env, event(repo, sid, "Stop", stop_hook_active=False))
+    now = {e["path"]: e["ranges"] for e in presence(url, key)[me]["edits"]}
+    assert "docs/a b.md" not in now
+    assert now[names[1]] == [[2, 2], [20, 20]]
+    time.sleep(DEBOUNCE_SECONDS + 1.0)
+    assert len(statuses(url, key, me)) == before + 2  # the sender found nothing left
+
+    # SessionEnd: what is still waiting goes before the check-out; the state goes.
+    change(repo / names[2], 30)
+    hook(repo, env, post_edit(repo, sid, repo / names[2]))
+    hook(repo, env, event(repo, sid, "SessionEnd", reason="prompt_input_exit"))
+    last = statuses(url, key, me)[-1]
+    assert {e["path"]: e["ranges"] for e in last["edits"]}[names[2]] == [[3, 3], [30, 30]]
+    assert me not in presence(url, key)
+    assert not (repo / ".git/agentlanes/sessions" / f"{me}.edits.json").exists()
