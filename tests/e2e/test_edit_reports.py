@@ -9,6 +9,7 @@ Claude Code's ``PostToolUse`` follows its hooks reference
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -19,11 +20,14 @@ import pytest
 
 from agentlanes.hooks.edits import DEBOUNCE_SECONDS
 from tests.e2e.test_claude_hooks import event, events, hook, presence
+from tests.e2e.test_every_agent import HOOK_AGENTS, commands, fill, fixture, run_hook, setup_repo
 from tests.support.agents import git, isolated_env, make_repo, new_project
 from tests.support.server import ServerProcess
+from tests.support.services import unavailable
 
 pytestmark = pytest.mark.e2e
 
+PLUGIN = ".opencode/plugins/agentlanes.js"
 LINES = "".join(f"line {i}\n" for i in range(1, 31))
 
 
@@ -141,3 +145,81 @@ def test_claude_code_reports_its_edits_once_per_burst(
     assert {e["path"]: e["ranges"] for e in last["edits"]}[names[2]] == [[3, 3], [30, 30]]
     assert me not in presence(url, key)
     assert not (repo / ".git/agentlanes/sessions" / f"{me}.edits.json").exists()
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+def test_each_agents_after_edit_event_reports_the_edit(
+    agent_server: ServerProcess, tmp_path: Path, agent: str
+) -> None:
+    """Each agent's documented after-edit event, through the command its config written by
+    `lanes init --agent` names (tests/fixtures/agent_hooks/<agent>.json, "after_edit")."""
+    events = fixture(agent)["events"]
+    repo, env, key = setup_repo(agent_server, tmp_path, agent)
+    sid = "edits-1"
+    me = f"{agent}-{sid}"
+    cmds = commands(repo, agent)
+
+    def send(step: str) -> None:
+        event = events[step]["event"]
+        assert event in cmds, (event, sorted(cmds))
+        done = run_hook(repo, env, cmds[event], fill(events[step]["input"], repo, sid))
+        assert done.returncode == 0, done.stderr
+
+    send("start")  # Windsurf: its first pre_write_code (of docs/free.md) checks in
+    (repo / "docs/free.md").write_text("changed\n")
+    send("after_edit")
+    expected = {"path": "docs/free.md", "base": blob(repo, env, "docs/free.md"),
+                "ranges": [[1, 1]]}  # fmt: skip
+    assert wait_for(lambda: presence(agent_server.url, key)[me].get("edits")) == [expected]
+
+
+OPENCODE_DRIVER = """
+import { pathToFileURL } from "node:url";
+const [plugin, stepsJson] = process.argv.slice(2);
+const mod = await import(pathToFileURL(plugin).href);
+const hooks = await mod.AgentLanes({ directory: process.cwd(), worktree: process.cwd() });
+for (const step of JSON.parse(stepsJson)) {
+  if (step.event.startsWith("tool.execute.")) {
+    await hooks[step.event](step.input, step.output);
+  } else {
+    await hooks.event({ event: step.input });
+  }
+}
+"""
+
+
+def test_the_opencode_plugin_reports_edits_after_the_tool(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """OpenCode's plugin in node: tool.execute.after (whose input may lack the args: the
+    plugin kept them from tool.execute.before by callID) notes the edit; session.idle
+    sends it at once."""
+    if shutil.which("node") is None:
+        unavailable("node", "not installed; `make test` installs Debian's nodejs")
+    events = fixture("opencode")["events"]
+    repo, env, key = setup_repo(agent_server, tmp_path, "opencode")
+    sid = "ses_edits1"
+    after = fill(events["after_edit"], repo, sid)
+    before = {"event": "tool.execute.before", "input": after["input"], "output": after["before"]}
+    idle = {"event": "session.idle",
+            "input": {"type": "session.idle", "properties": {"sessionID": sid}}}  # fmt: skip
+    steps = [fill(events["start"], repo, sid), before, after, idle]
+    driver = tmp_path / "driver.mjs"
+    driver.write_text(OPENCODE_DRIVER)
+
+    def run(part: list[dict[str, Any]]) -> None:
+        done = subprocess.run(
+            ["node", "--experimental-default-type=module", str(driver), str(repo / PLUGIN),
+             json.dumps(part)],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    # One plugin instance throughout (the args it keeps live in it); the tool's own change
+    # is made up front.
+    (repo / "docs/free.md").write_text("changed\n")
+    run(steps)
+    me = f"opencode-{sid}"
+    expected = {"path": "docs/free.md", "base": blob(repo, env, "docs/free.md"),
+                "ranges": [[1, 1]]}  # fmt: skip
+    assert presence(agent_server.url, key)[me].get("edits") == [expected]  # idle sent it
