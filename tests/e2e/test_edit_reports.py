@@ -21,7 +21,7 @@ import pytest
 from agentlanes.hooks.edits import DEBOUNCE_SECONDS
 from tests.e2e.test_claude_hooks import event, events, hook, presence
 from tests.e2e.test_every_agent import HOOK_AGENTS, commands, fill, fixture, run_hook, setup_repo
-from tests.support.agents import git, isolated_env, make_repo, new_project
+from tests.support.agents import git, isolated_env, lanes, lanes_json, make_repo, new_project
 from tests.support.server import ServerProcess
 from tests.support.services import unavailable
 
@@ -223,3 +223,41 @@ def test_the_opencode_plugin_reports_edits_after_the_tool(
     expected = {"path": "docs/free.md", "base": blob(repo, env, "docs/free.md"),
                 "ranges": [[1, 1]]}  # fmt: skip
     assert presence(agent_server.url, key)[me].get("edits") == [expected]  # idle sent it
+
+
+def test_lanes_status_edits_sends_them_by_hand(agent_server: ServerProcess, tmp_path: Path) -> None:
+    url = agent_server.url
+    key = new_project(url)["api_key"]
+    env = isolated_env(tmp_path / "home", url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    for name in ("src/a.py", "src/b.py", "docs/x.md"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(LINES)
+    git(repo, env, "add", ".")
+    git(repo, env, "commit", "-q", "--no-verify", "-m", "files")
+    lanes_json(repo, env, "checkin", "--agent", "bob", "--files", "src/**")
+    change(repo / "src/a.py", 5)
+    change(repo / "docs/x.md", 1)
+    (repo / "src/new.py").write_text("x\n")
+
+    # Default: the changed files the session claims (docs/x.md is not claimed).
+    sent = lanes_json(repo, env, "status", "--agent", "bob", "--edits")
+    assert {e["path"]: e["ranges"] for e in sent["edits_sent"]} == {
+        "src/a.py": [[5, 5]], "src/new.py": [[1, 0]]}  # fmt: skip
+    shown = {e["path"]: e for e in presence(url, key)["bob"]["edits"]}
+    assert shown["src/a.py"]["base"] == blob(repo, env, "src/a.py")
+    assert shown["src/new.py"]["base"] is None
+
+    # Named files, relative to where it runs; the human output says what went.
+    done = lanes(repo / "docs", env, "status", "--agent", "bob", "--edits", "x.md")
+    assert done.returncode == 0, done.stderr
+    assert "docs/x.md: lines 1" in done.stdout
+    assert "docs/x.md" in presence(url, key)["bob"]["declared_files"]  # an edit claims
+
+    # An edit undone: the next default send drops it.
+    (repo / "src/a.py").write_text(LINES)
+    sent = lanes_json(repo, env, "status", "--agent", "bob", "--edits")
+    assert {"path": "src/a.py", "base": blob(repo, env, "src/a.py"), "ranges": []} in sent[
+        "edits_sent"
+    ]
+    assert "src/a.py" not in {e["path"] for e in presence(url, key)["bob"]["edits"]}
