@@ -201,14 +201,14 @@ def test_a_burst_is_one_send_of_everything_pending(repo: Path, sent: Sent) -> No
     (repo / "n.py").write_text("x\n")
     # The first edit of a burst schedules the send; the rest only join it.
     scheduled: list[float] = []
-    real = edits._fork_sender
-    edits._fork_sender = lambda cfg, agent, session, due: scheduled.append(due) or True  # type: ignore[assignment]
+    real = edits._spawn_sender
+    edits._spawn_sender = lambda cfg, agent, due, env: scheduled.append(due) or True  # type: ignore[assignment]
     try:
         assert edits.note(cfg, "me", SESSION, ["a.py"]) == "scheduled"
         for _ in range(4):
             assert edits.note(cfg, "me", SESSION, ["a.py", "n.py"]) == "waiting"
     finally:
-        edits._fork_sender = real  # type: ignore[assignment]
+        edits._spawn_sender = real  # type: ignore[assignment]
     assert len(scheduled) == 1 and sent.bodies == []
     # The sender (here: at once) sends both files in one status.
     edits.flush(cfg, "me", SESSION, sender=True)
@@ -219,15 +219,15 @@ def test_a_burst_is_one_send_of_everything_pending(repo: Path, sent: Sent) -> No
     state = edits.pending(cfg, "me")
     assert state["pending"] == {} and "sender_at" not in state
     # Unchanged since: noted again, nothing is sent; changed back to HEAD: dropped.
-    edits.note(cfg, "me", SESSION, ["a.py", "n.py"], fork=False)
+    edits.note(cfg, "me", SESSION, ["a.py", "n.py"], spawn=False)
     assert len(sent.bodies) == 1
     edit_lines(repo / "a.py", {1: "line 1"})
     state_path = edits.state_file(cfg, "me")
     assert state_path
     data = json.loads(Path(state_path).read_text())
-    data["last_send"] = 0  # long ago: the next edit sends at once (no fork)
+    data["last_send"] = 0  # long ago: the next edit sends at once (no sender process)
     Path(state_path).write_text(json.dumps(data))
-    assert edits.note(cfg, "me", SESSION, ["a.py"], fork=False) == "sent"
+    assert edits.note(cfg, "me", SESSION, ["a.py"], spawn=False) == "sent"
     assert sent.bodies[-1] == {"edits": [{"path": "a.py", "base": blob(repo, "a.py"),
                                           "ranges": []}]}  # fmt: skip
     assert "a.py" not in edits.pending(cfg, "me")["sent"]
@@ -236,9 +236,9 @@ def test_a_burst_is_one_send_of_everything_pending(repo: Path, sent: Sent) -> No
 def test_without_a_sender_a_recent_send_leaves_the_edit_for_stop(repo: Path, sent: Sent) -> None:
     cfg = cfg_for(repo)
     edit_lines(repo / "a.py", {1: "one"})
-    assert edits.note(cfg, "me", SESSION, ["a.py"], fork=False) == "sent"
+    assert edits.note(cfg, "me", SESSION, ["a.py"], spawn=False) == "sent"
     edit_lines(repo / "a.py", {2: "two"})
-    assert edits.note(cfg, "me", SESSION, ["a.py"], fork=False) == "later"
+    assert edits.note(cfg, "me", SESSION, ["a.py"], spawn=False) == "later"
     assert len(sent.bodies) == 1
     # Stop: the last burst goes out.
     assert edits.flush(cfg, "me", SESSION)[0]["ranges"] == [[1, 2]]
@@ -257,32 +257,77 @@ def test_an_unreachable_server_keeps_the_files_pending(
     cfg = cfg_for(repo)
     edit_lines(repo / "a.py", {1: "one"})
     assert edits.flush(cfg, "me", SESSION) == []
-    edits.note(cfg, "me", SESSION, ["a.py"], fork=False)
+    edits.note(cfg, "me", SESSION, ["a.py"], spawn=False)
     assert list(edits.pending(cfg, "me")["pending"]) == ["a.py"]
 
 
 def test_a_new_session_starts_with_nothing_sent(repo: Path, sent: Sent) -> None:
     cfg = cfg_for(repo)
     edit_lines(repo / "a.py", {1: "one"})
-    edits.note(cfg, "me", SESSION, ["a.py"], fork=False)
-    edits.note(cfg, "me", {**SESSION, "session_id": "s2"}, ["a.py"], fork=False)
+    edits.note(cfg, "me", SESSION, ["a.py"], spawn=False)
+    edits.note(cfg, "me", {**SESSION, "session_id": "s2"}, ["a.py"], spawn=False)
     assert [len(b["edits"]) for b in sent.bodies] == [1, 1]
 
 
-def test_the_sender_process_sends_after_the_debounce(repo: Path, sent: Sent) -> None:
-    """The real fork: the sender is a copy of this process (the recording ``call``
-    included), sends one debounce later, and hands the schedule back."""
+def test_the_sender_process_sends_after_the_debounce(repo: Path) -> None:
+    """The real sender: its own process (``python -m agentlanes.hooks.edits send``), which
+    reads the configuration and the session itself, sends one debounce later, and hands
+    the schedule back."""
+    import http.server
+    import threading
     import time
 
-    cfg = cfg_for(repo)
-    edit_lines(repo / "a.py", {1: "one"})
-    assert edits.note(cfg, "me", SESSION, ["a.py"]) == "scheduled"
-    assert edits.note(cfg, "me", SESSION, ["a.py"]) == "waiting"
-    state = edits.pending(cfg, "me")
-    assert "sender_at" in state and list(state["pending"]) == ["a.py"]
-    deadline = time.time() + 15
-    while "sender_at" in edits.pending(cfg, "me") and time.time() < deadline:
-        time.sleep(0.05)
+    from agentlanes.client.config import load_config, save_session
+
+    bodies: list[Any] = []
+
+    class Server(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            bodies.append((self.path, self.headers["X-Session-Token"], json.loads(body)))
+            answer = b'{"session_id": "s1", "agent_name": "me"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        (repo / ".agentlanes.toml").write_text(
+            f'url = "http://127.0.0.1:{server.server_address[1]}"\napi_key = "k"\n'
+        )
+        cfg = load_config(repo, {})
+        save_session(cfg, dict(SESSION))
+        edit_lines(repo / "a.py", {1: "one"})
+        assert edits.note(cfg, "me", SESSION, ["a.py"]) == "scheduled"
+        assert edits.note(cfg, "me", SESSION, ["a.py"]) == "waiting"
+        state = edits.pending(cfg, "me")
+        assert "sender_at" in state and list(state["pending"]) == ["a.py"]
+        assert bodies == []  # not before the debounce
+        deadline = time.time() + 15
+        while "last_send" not in edits.pending(cfg, "me") and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.shutdown()
     state = edits.pending(cfg, "me")
     assert "sender_at" not in state and state["pending"] == {}
-    assert state["sent"] == {"a.py": {"base": blob(repo, "a.py"), "ranges": [[1, 1]]}}
+    sent = {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[1, 1]]}
+    assert bodies == [("/api/v1/status", "tok", {"edits": [sent]})]
+    assert state["sent"] == {"a.py": {"base": sent["base"], "ranges": [[1, 1]]}}
+
+
+def test_when_git_cannot_say_the_files_stay_pending(
+    repo: Path, sent: Sent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = cfg_for(repo)
+    edit_lines(repo / "a.py", {1: "one"})
+    monkeypatch.setattr(edits, "_git", lambda root, args, stdin=None: None)
+    with pytest.raises(edits.GitUnreadable):
+        edits.file_edits(str(repo), ["a.py"])
+    assert edits.note(cfg, "me", SESSION, ["a.py"], spawn=False) == "sent"  # tried
+    assert sent.bodies == [] and list(edits.pending(cfg, "me")["pending"]) == ["a.py"]

@@ -291,7 +291,10 @@ def _edits(cfg: Any, client: Any, session: dict[str, Any], named: list[str]) -> 
         paths = _claimed(client, session, changed) or changed
         earlier = reports.last_reported(cfg, str(session.get("agent_name") or ""), session)
         paths += [e["path"] for e in earlier or [] if e["path"] not in paths]
-    found = reports.file_edits(cfg.root, paths)
+    try:
+        found = reports.file_edits(cfg.root, paths)
+    except reports.GitUnreadable as exc:
+        raise CommandError(f"lanes status --edits: {exc}", EXIT_USAGE) from None
     if not named:
         found = [e for e in found if e["ranges"] or e["path"] not in changed]
     # The server keeps edits of at most MAX_FILES files per session: the rest stay claims.

@@ -13,13 +13,14 @@ they differ from what was last sent.
 Debounce: a burst of edits sends one update. The hook only records the touched files as
 pending in ``sessions/<agent>.edits.json`` (beside the agent's session file, under a
 lock; not in the session file itself, whose mtime is the last heartbeat and which other
-hooks rewrite) and, when no send is already scheduled, forks a detached sender that
-sleeps ``DEBOUNCE_SECONDS``, then runs git once for everything pending and sends one
-status. So the hook itself adds no git call and no request, and a file's edits reach
-the server at most ``DEBOUNCE_SECONDS`` after the edit. ``Stop`` and ``SessionEnd``
-send whatever is still pending at once (``flush``), so the last burst is not lost;
-where ``os.fork`` is missing the hook sends at once when the last send is older than
-``DEBOUNCE_SECONDS``, else leaves it for the next edit or ``Stop``.
+hooks rewrite) and, when no send is already scheduled, starts a detached sender
+(``posix_spawn``) that sleeps ``DEBOUNCE_SECONDS``, then runs git once for everything
+pending and sends one status. So the hook itself adds no git call and no request, and a
+file's edits reach the server about ``DEBOUNCE_SECONDS`` after the edit. ``Stop`` and
+``SessionEnd`` send whatever is still pending at once (``flush``), so the last burst is
+not lost; where ``os.posix_spawn`` is missing (Windows) the hook sends at once when the
+last send is older than ``DEBOUNCE_SECONDS``, else leaves it for the next edit or
+``Stop``.
 
 Standard library only: every hook imports this.
 """
@@ -48,6 +49,10 @@ GIT_TIMEOUT = 10.0
 
 
 # -- what git says ---------------------------------------------------------------------------
+
+
+class GitUnreadable(Exception):
+    """git could not say what changed (not a repository, git missing, a timeout)."""
 
 
 def repo_paths(root: str, files: list[str]) -> list[str]:
@@ -97,7 +102,7 @@ def _bases(root: str, paths: list[str]) -> dict[str, str | None]:
     out = _git(root, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], query)
     bases: dict[str, str | None] = dict.fromkeys(paths)
     if out is None:
-        return bases
+        raise GitUnreadable(f"git cat-file failed in {root}")
     lines = out.decode("utf-8", "replace").splitlines()
     for path, line in zip(paths, lines, strict=False):
         name, _, kind = line.partition(" ")
@@ -110,7 +115,8 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
     """The edits of ``paths`` (repository paths) against ``HEAD``, in the wire shape: a
     changed file's base lines per hunk, ``[[1, 0]]`` for a file new since ``HEAD``,
     ``[]`` for a file with no change left. Files git ignores, binary files (no lines to
-    compare) and paths that are directories are left out."""
+    compare) and paths that are directories are left out. Raises ``GitUnreadable`` when
+    git cannot say."""
     from agentlanes.domain.edits import parse_unified_zero
 
     paths = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
@@ -126,8 +132,8 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
             ["diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
              "--src-prefix=a/", "--dst-prefix=b/", "HEAD", "--", *tracked],
         )  # fmt: skip
-        if diff is None:
-            return []  # git could not say: report nothing rather than "no change"
+        if diff is None:  # report nothing rather than "no change"
+            raise GitUnreadable(f"git diff failed in {root}")
         text = diff.decode("utf-8", "surrogateescape")
         ranges = parse_unified_zero(text)
         binary = _binary(text)
@@ -247,11 +253,13 @@ def note(
     session: dict[str, Any],
     paths: list[str],
     *,
-    fork: bool = True,
+    spawn: bool = True,
+    env: dict[str, str] | None = None,
 ) -> str:
     """Record ``paths`` (repository paths) as touched and make sure a send follows within
-    ``DEBOUNCE_SECONDS``. Returns what happened: ``"scheduled"`` (a sender was forked),
-    ``"waiting"`` (one is scheduled already), ``"sent"`` (sent at once) or ``"later"``."""
+    ``DEBOUNCE_SECONDS``. Returns what happened: ``"scheduled"`` (a sender was started),
+    ``"waiting"`` (one is scheduled already), ``"sent"`` (sent at once) or ``"later"``.
+    ``env``: the hook's environment, which the sender reads its configuration from."""
     path = state_file(cfg, agent)
     if path is None or not paths:
         return "later"
@@ -264,43 +272,60 @@ def note(
             return "waiting"
         # The first edit of a burst: its send waits for the rest of the burst.
         due = now + DEBOUNCE_SECONDS
-        can_fork = fork and hasattr(os, "fork")
-        if can_fork:
+        can_spawn = spawn and hasattr(os, "posix_spawn") and cfg.root is not None
+        if can_spawn:
             state["sender_at"] = due
         elif now < float(state.get("last_send") or 0) + DEBOUNCE_SECONDS:
             return "later"  # the next edit, Stop or SessionEnd sends it
-    if not can_fork:
+    if not can_spawn:
         flush(cfg, agent, session)
         return "sent"
-    if _fork_sender(cfg, agent, session, due):
+    if _spawn_sender(cfg, agent, due, env):
         return "scheduled"
     with _Locked(path, _key(session)) as state:
         state.pop("sender_at", None)
     return "later"
 
 
-def _fork_sender(cfg: LocalConfig, agent: str, session: dict[str, Any], due: float) -> bool:
-    """A detached copy of this process (its own session, no stdio) that sends at ``due``;
-    the hook goes on at once. One fork and no wait: the hook's process ends right after,
-    and the sender, reparented, is reaped by init. False when it could not be forked."""
+def _spawn_sender(cfg: LocalConfig, agent: str, due: float, env: dict[str, str] | None) -> bool:
+    """A detached sender (``python -m agentlanes.hooks.edits send ROOT AGENT DUE``: its own
+    process session, stdio on ``/dev/null``) that sends at ``due``; the hook goes on at
+    once. ``posix_spawn``, not ``fork``: a forked copy of the hook would make every page
+    the hook then writes (Python's teardown writes most of them) a copy, about 8 ms more
+    per hook; a spawn costs a few milliseconds, once per burst. False when it could not
+    start."""
+    args = [sys.executable, "-m", "agentlanes.hooks.edits", "send", str(cfg.root), agent, repr(due)]
+    null = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
     try:
-        pid = os.fork()
-    except OSError:
+        os.posix_spawn(
+            sys.executable, args, dict(os.environ if env is None else env),
+            file_actions=null, setsid=True,
+        )  # fmt: skip
+    except (OSError, ValueError):
         return False
-    if pid:
-        return True
-    code = 0
+    return True
+
+
+def _send_at(root: str, agent: str, due: float) -> int:
+    """The spawned sender: wait until ``due``, then send what is pending (``flush``)."""
+    from agentlanes.client.config import ConfigError, load_config, read_session
+
+    time.sleep(max(0.0, due - time.time()))
+    env = dict(os.environ)
     try:
-        os.setsid()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        time.sleep(max(0.0, due - time.time()))
-        flush(cfg, agent, session, sender=True)
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)
+        cfg = load_config(root, env)
+        session = read_session(cfg, env, agent=agent)
+    except ConfigError:
+        return 1
+    if session is None:
+        forget(cfg, agent)  # the session ended: nothing to send, nothing to keep
+        return 0
+    flush(cfg, agent, session, sender=True)
+    return 0
 
 
 def flush(
@@ -325,12 +350,11 @@ def flush(
         sent_before = dict(state["sent"])
     if not pending:
         return []
-    edits = _changes(file_edits(cfg.root, list(pending)), sent_before)
-    if not edits:
-        return []
     try:
-        call(cfg, "POST", "/api/v1/status", {"edits": edits}, token)
-    except LeanUnreachable:
+        edits = _changes(file_edits(cfg.root, list(pending)), sent_before)
+        if edits:
+            call(cfg, "POST", "/api/v1/status", {"edits": edits}, token)
+    except (LeanUnreachable, GitUnreadable):
         with _Locked(path, key) as state:  # try again with the next edit or at Stop
             for p in pending:
                 state["pending"].setdefault(p, pending[p])
@@ -338,7 +362,8 @@ def flush(
     except LeanApiError as exc:
         print(f"agentlanes: edits not reported ({exc})", file=sys.stderr)
         return []
-    record_sent(cfg, agent, session, edits)
+    if edits:
+        record_sent(cfg, agent, session, edits)
     return edits
 
 
@@ -426,7 +451,7 @@ def _setup(payload: dict[str, Any], env: dict[str, str] | None) -> Any:
 
 
 def after_files(
-    payload: dict[str, Any], files: list[str], env: dict[str, str] | None, *, fork: bool = True
+    payload: dict[str, Any], files: list[str], env: dict[str, str] | None, *, spawn: bool = True
 ) -> str:
     """After a tool call (Claude Code's ``PostToolUse``, an agent's after-edit event):
     note ``files`` (absolute, or relative to the payload's ``cwd``) as changed by the
@@ -441,7 +466,7 @@ def after_files(
     base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
     paths = repo_paths(cfg.root, [os.path.join(base, f) for f in files])
     paths = [p for p in paths if not os.path.isdir(os.path.join(cfg.root, p))]
-    return note(cfg, agent, session, paths, fork=fork)
+    return note(cfg, agent, session, paths, spawn=spawn, env=env)
 
 
 def flush_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> list[dict[str, Any]]:
@@ -454,3 +479,10 @@ def flush_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> lis
     if path is None or not os.path.exists(path):
         return []  # no edit noted yet: no lock, no git
     return flush(cfg, agent, session)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "send":
+        sys.exit(_send_at(sys.argv[2], sys.argv[3], float(sys.argv[4])))
+    print("usage: python -m agentlanes.hooks.edits send ROOT AGENT DUE", file=sys.stderr)
+    sys.exit(2)

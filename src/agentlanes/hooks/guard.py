@@ -406,7 +406,7 @@ def handle(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
     return answer
 
 
-def note_edits(payload: dict[str, Any], env: dict[str, str] | None, fork: bool = True) -> None:
+def note_edits(payload: dict[str, Any], env: dict[str, str] | None, spawn: bool = True) -> None:
     """After a tool call: the files it changed (as ``PreToolUse`` reads them off the same
     tool call) are noted, and their edits sent within a second (``hooks/edits.py``). Never
     costs the hook its answer."""
@@ -416,7 +416,7 @@ def note_edits(payload: dict[str, Any], env: dict[str, str] | None, fork: bool =
         if files:
             from agentlanes.hooks.edits import after_files
 
-            after_files(payload, files, env, fork=fork)
+            after_files(payload, files, env, spawn=spawn)
     except Exception as exc:
         print(f"agentlanes guard: edits not noted ({type(exc).__name__}: {exc})", file=sys.stderr)
 
