@@ -81,6 +81,7 @@ def test_overlaps_on_a_file_both_edited_are_graded_by_lines(
         "edited_by": "both",
         "grade": grade,
         "same_base": True,
+        "base": BASE,
         "ranges": theirs,
         "my_ranges": mine,
     }
@@ -93,7 +94,9 @@ def test_claims_without_edits_on_both_sides_stay_claim_overlaps(api: Api) -> Non
     edit(api, alice["session_token"], "src/app.py", [1, 2])
     c = only(api.get(f"/sessions/{bob['session_id']}/conflicts").json()["conflicts"])
     assert c["grade"] == "claims"
-    assert c["edits"] == [{"path": "src/app.py", "edited_by": "them", "ranges": [[1, 2]]}]
+    assert c["edits"] == [
+        {"path": "src/app.py", "edited_by": "them", "base": BASE, "ranges": [[1, 2]]}
+    ]
 
 
 def test_different_bases_are_graded_conservatively_and_say_so(api: Api) -> None:

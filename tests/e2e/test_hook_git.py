@@ -56,9 +56,17 @@ def test_install_honours_hooks_path_chains_and_is_idempotent(tmp_path: Path) -> 
     first = lanes_json(repo, env, "hook", "install")
     assert first["hook"] == str(hooks / "pre-commit") and first["changed"] is True
     assert first["chained"] == str(hooks / "pre-commit.agentlanes-chained")
+    # The pre-push hook (lanes verify) beside it, in the same directory.
+    assert first["hooks"][1] == {
+        "name": "pre-push",
+        "hook": str(hooks / "pre-push"),
+        "changed": True,
+        "chained": None,
+    }
     installed = mine.read_text()
     second = lanes_json(repo, env, "hook", "install")
     assert second["changed"] is False and mine.read_text() == installed
+    assert [h["changed"] for h in second["hooks"]] == [False, False]
     assert (hooks / "pre-commit.agentlanes-chained").read_text().startswith("#!/bin/sh\necho ran")
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
 
@@ -75,8 +83,18 @@ def test_install_honours_hooks_path_chains_and_is_idempotent(tmp_path: Path) -> 
     assert git(repo, env, "commit", "-q", "-m", "y", check=False).returncode != 0
 
     out = lanes_json(repo, env, "hook", "uninstall")
-    assert out == {"hook": str(mine), "removed": True, "restored_chained": True}
+    push_hook = str(hooks / "pre-push")
+    assert out == {
+        "hook": str(mine),
+        "removed": True,
+        "restored_chained": True,
+        "hooks": [
+            {"name": "pre-commit", "hook": str(mine), "removed": True, "restored_chained": True},
+            {"name": "pre-push", "hook": push_hook, "removed": True, "restored_chained": False},
+        ],
+    }
     assert mine.read_text() == "#!/bin/sh\nexit 7\n"
+    assert not (hooks / "pre-push").exists()
     assert lanes_json(repo, env, "hook", "uninstall")["removed"] is False
 
 

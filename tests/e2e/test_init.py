@@ -20,7 +20,13 @@ GUARD = f"{LANES} guard"
 
 
 def snapshot(repo: Path) -> dict[str, str]:
-    files = [".agentlanes.toml", ".claude/settings.json", ".mcp.json", ".git/hooks/pre-commit"]
+    files = [
+        ".agentlanes.toml",
+        ".claude/settings.json",
+        ".mcp.json",
+        ".git/hooks/pre-commit",
+        ".git/hooks/pre-push",
+    ]
     return {f: (repo / f).read_text() for f in files if (repo / f).exists()}
 
 
@@ -53,6 +59,7 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
         "settings.json": "updated",
         ".mcp.json": "updated",
         "pre-commit": "created",
+        "pre-push": "created",
     }
     assert first["program"] == [LANES]
     settings = json.loads((repo / ".claude/settings.json").read_text())
@@ -74,6 +81,8 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     }
     assert f'url = "{URL}"' in (repo / ".agentlanes.toml").read_text()
     assert "agentlanes-managed-hook" in (repo / ".git/hooks/pre-commit").read_text()
+    push_hook = (repo / ".git/hooks/pre-push").read_text()
+    assert "agentlanes-managed-hook" in push_hook and "-m agentlanes.hooks.verify" in push_hook
 
     # Twice: nothing changes, and it says so.
     before = snapshot(repo)

@@ -258,7 +258,7 @@ def test_max_files_keeps_certain_overlaps_first_and_says_when_there_were_more() 
 def test_a_search_past_its_deadline_stops() -> None:
     """Two 1 KB near-duplicates cost milliseconds each: 64 against 64 stop at once
     when the deadline has passed, rather than running for seconds."""
-    from agentlanes.domain.conflicts import SearchTooLong
+    from agentlanes.domain.conflicts import SearchTooLong, work_clock
 
     body = "x" * 1000
     detector = ConflictDetector(
@@ -267,7 +267,33 @@ def test_a_search_past_its_deadline_stops() -> None:
     mine = [f"*{body}{i:04d}" for i in range(64)]
     started = time.monotonic()
     with pytest.raises(SearchTooLong):
-        detector.find(patterns=mine, deadline=time.monotonic() + 0.05)
+        detector.find(patterns=mine, deadline=work_clock() + 0.05)
     assert time.monotonic() - started < 0.5
     with pytest.raises(SearchTooLong):
-        detector.find(paths=["a/b.py"], deadline=time.monotonic() - 1)
+        detector.find(paths=["a/b.py"], deadline=work_clock() - 1)
+
+
+def test_a_search_deadline_counts_its_own_work_not_the_time_it_waits() -> None:
+    """The budget bounds work: while another thread holds the interpreter, the searching
+    thread's clock stands still, so a trivial search on a busy machine is not refused
+    (SPEC "One agent cannot hurt another" bounds the work one request may cause)."""
+    import threading
+
+    from agentlanes.domain.conflicts import work_clock
+
+    detector = ConflictDetector([Scope("s", "a", None, ("src/**",))])
+    stop = threading.Event()
+
+    def busy() -> None:  # another thread's work, on the same interpreter
+        while not stop.is_set():
+            sum(range(1000))
+
+    spinner = threading.Thread(target=busy)
+    spinner.start()
+    try:
+        deadline = work_clock() + 0.05
+        time.sleep(0.2)  # waiting: the wall clock passes the budget, the work clock not
+        assert detector.find(paths=["src/a.py"], deadline=deadline)
+    finally:
+        stop.set()
+        spinner.join()

@@ -1,9 +1,9 @@
 """No import cycle between the package's modules: a guard for the layout.
 
 Every module under src/agentlanes is parsed (not imported), every import it makes is
-read (inside functions too: a lazy import that dodges a cycle is still a cycle), relative
-imports are resolved, and the graph between agentlanes modules must have no cycle. Only
-imports under ``if TYPE_CHECKING:`` are left out: they never run.
+read (inside functions too: a lazy import that dodges a cycle is still a cycle; and under
+``if TYPE_CHECKING:`` too: a cycle a type checker follows is a cycle of the design),
+relative imports are resolved, and the graph between agentlanes modules must have no cycle.
 """
 
 from __future__ import annotations
@@ -28,24 +28,13 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
-    return skipped
-
-
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, (path, is_package) in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        skipped = _type_checking_nodes(tree)
         deps: set[str] = set()
         for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
             if isinstance(node, ast.Import):
                 deps.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):

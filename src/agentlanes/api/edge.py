@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentlanes.server.asgi_json import error_body, send_json
 from agentlanes.settings import Settings
 
 INTERNAL_SCOPE_KEY = "agentlanes.internal"
@@ -143,10 +144,6 @@ def _is_mcp(scope: Scope) -> bool:
     return "/mcp" in getattr(handler, "paths", ())
 
 
-def _error_body(code: str, message: str) -> bytes:
-    return json.dumps({"error": {"code": code, "message": message}}).encode()
-
-
 class EdgeMiddleware:
     """Host and Origin checks in front of every route (an ASGI middleware)."""
 
@@ -189,36 +186,16 @@ class EdgeMiddleware:
     async def _refuse(
         scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
     ) -> None:
-        body = _error_body(code, message)
+        body = error_body(code, message)
         if scope["type"] == "http":
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": status,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body, "more_body": False})
+            await send_json(send, status, body)
             return
         message_in = await receive()
         if message_in["type"] != "websocket.connect":
             return
         if status == 421 and "websocket.http.response" in scope.get("extensions", {}):
             # A foreign Host gets the same 421 as on every route (the handshake's answer).
-            await send(
-                {
-                    "type": "websocket.http.response.start",
-                    "status": status,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "websocket.http.response.body", "body": body})
+            await send_json(send, status, body, prefix="websocket.http")
             return
         # Accepted, told why (the API's error body), closed with 4403 (4421 for a Host
         # where the server cannot answer the handshake with a status).

@@ -214,6 +214,7 @@ class EditedFileOut(BaseModel):
     edited_by: Literal["both", "them", "me"]
     grade: Literal["lines", "file"] | None = None  # both
     same_base: bool | None = None  # both: false, the line numbers cannot be compared
+    base: str | None = None  # theirs: the blob id their ranges count in
     ranges: list[list[int]] | None = None  # theirs
     my_ranges: list[list[int]] | None = None
 

@@ -3,7 +3,8 @@
 Writes (merging with what is there; a second run changes nothing and says so):
 
 - ``.agentlanes.toml``: the server URL (the key stays in the environment);
-- the git pre-commit hook (as ``lanes hook install``);
+- the git pre-commit and pre-push hooks (as ``lanes hook install``; the pre-push hook runs
+  ``lanes verify`` on what is pushed, which ``git commit --no-verify`` does not skip);
 - ``.claude/settings.json``: ``lanes guard`` (by absolute path: Claude Code may start
   without the venv on its PATH) as the Claude Code hook for six events: ``SessionStart``,
   ``UserPromptSubmit``, ``PreToolUse`` and ``PostToolUse`` (matcher ``"*"``: every tool;
@@ -74,7 +75,7 @@ def hook_events(program: list[str]) -> dict[str, dict[str, Any]]:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "init",
-        help="set this repository up: .agentlanes.toml, git hook, Claude Code hooks, .mcp.json",
+        help="set this repository up: .agentlanes.toml, git hooks, Claude Code hooks, .mcp.json",
     )
     p.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
     p.add_argument(
@@ -181,12 +182,14 @@ def init(args: argparse.Namespace) -> int:
     if "claude" in agents:
         changes += [plan_claude(root, program), plan_mcp(root, cfg.url, args.mcp, program)]
     changes += plan_agents(root, agents, program)
-    hook, script, current = plan_install()
-    hook_change = Change(hook, current, script, "git pre-commit hook")
+    hook_changes = []
+    for name, what in (("pre-commit", "git pre-commit hook"), ("pre-push", "git pre-push hook")):
+        hook, script, current = plan_install(name)
+        hook_changes.append(Change(hook, current, script, what))
     report = []
-    for change in [*changes, hook_change]:
+    for change in [*changes, *hook_changes]:
         entry = {"path": str(change.path), "action": change.action, "what": change.what}
-        if args.dry_run and change.action != "unchanged" and change is not hook_change:
+        if args.dry_run and change.action != "unchanged" and change not in hook_changes:
             entry["diff"] = change.diff(root)
         report.append(entry)
     if not args.dry_run:
@@ -196,8 +199,11 @@ def init(args: argparse.Namespace) -> int:
                 change.path.write_text(change.after, encoding="utf-8")
                 if getattr(change, "mode", None):
                     change.path.chmod(change.mode)  # type: ignore[attr-defined]
-        if hook_change.action != "unchanged":
-            write_hook(hook, script)
+        for hook_change in hook_changes:
+            if hook_change.action != "unchanged":
+                kept = write_hook(hook_change.path, hook_change.after)
+                if kept and not args.json:
+                    print(f"kept your existing hook as {kept}; it runs first")
     nothing = all(c["action"] == "unchanged" for c in report)
     if args.json:
         emit_json(
@@ -228,7 +234,9 @@ def init(args: argparse.Namespace) -> int:
     if "aider" in agents:
         print(
             "aider: it has no hooks; .aider.conf.yml now says git-commit-verify: true, so the "
-            "git pre-commit hook checks its commits (it skips git hooks by default)"
+            "git pre-commit hook checks its commits (it skips git hooks by default); the "
+            "pre-push hook (lanes verify) checks them again before they leave, even those "
+            "committed with --no-verify"
         )
     if args.dry_run:
         print("dry run: nothing written")

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.message",
     "agentlanes.cli.watch",
     "agentlanes.cli.hook",
+    "agentlanes.cli.verify",
     "agentlanes.cli.guard",
     "agentlanes.cli.mcp",
     "agentlanes.cli.init",

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 
+from agentlanes.client.errors import ClientError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -38,8 +40,9 @@ AGENT_PROCESS_KEYS = ("agent_pid", "agent_started")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
-class ConfigError(Exception):
-    """The local configuration cannot be read (bad TOML, wrong type of a value)."""
+class ConfigError(ClientError):
+    """The local configuration cannot be read (bad TOML, wrong type of a value); a
+    ``ClientError`` like every error of the client."""
 
 
 def find_repo_root(start: StrPath | None = None) -> str | None:

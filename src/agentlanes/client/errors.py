@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time: the git hook imports this
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ClientError(Exception):
@@ -54,17 +56,70 @@ class ApiError(ClientError):
 
     @classmethod
     def from_response(cls, status: int, body: Any, text: str = "") -> ApiError:
-        """Build from an error answer; tolerate bodies that are not the contract's shape."""
+        """Build from an error answer, as the subclass its ``code`` names (``ApiError``
+        itself for a code this client does not know); tolerate bodies that are not the
+        contract's shape."""
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             err = body["error"]
             extra = {k: v for k, v in body.items() if k != "error"}
-            return cls(
-                status,
-                str(err.get("code") or "ERROR"),
-                str(err.get("message") or text or status),
-                extra,
-            )
+            code = str(err.get("code") or "ERROR")
+            kind = BY_CODE.get(code, cls) if cls is ApiError else cls
+            return kind(status, code, str(err.get("message") or text or status), extra)
         return cls(status, "HTTP_ERROR", (text or f"HTTP {status}").strip()[:300])
+
+
+class ValidationError(ApiError):
+    """400 ``VALIDATION_ERROR``: ``field`` names what is wrong."""
+
+
+class Unauthorized(ApiError):
+    """401 ``UNAUTHORIZED``: no key, or a key that opens nothing (revoked, rotated)."""
+
+
+class NotFound(ApiError):
+    """404 ``NOT_FOUND`` (and ``SESSION_NOT_FOUND``: :class:`SessionNotFound`)."""
+
+
+class SessionNotFound(NotFound):
+    """404 ``SESSION_NOT_FOUND``: no session with this token in this project."""
+
+
+class SessionEnded(ApiError):
+    """410 ``SESSION_ENDED``: the session ended (``status``: timed_out, checked_out ...)."""
+
+    @property
+    def session_status(self) -> str | None:
+        return self.extra.get("status")
+
+
+class StateConflict(ApiError):
+    """409 ``CONFLICT``: refused by the current state (block mode, a vote cast twice);
+    ``conflicts`` lists the overlaps of a refused check-in or scope change."""
+
+
+class LeaseConflict(ApiError):
+    """409 ``LEASE_CONFLICT``: someone else holds the lease."""
+
+
+class TaskAlreadyClaimed(ApiError):
+    """409 ``TASK_ALREADY_CLAIMED``."""
+
+
+class RateLimited(ApiError):
+    """429 ``RATE_LIMITED``: slow down (the answer's ``Retry-After`` says how long)."""
+
+
+BY_CODE: dict[str, type[ApiError]] = {
+    "VALIDATION_ERROR": ValidationError,
+    "UNAUTHORIZED": Unauthorized,
+    "NOT_FOUND": NotFound,
+    "SESSION_NOT_FOUND": SessionNotFound,
+    "SESSION_ENDED": SessionEnded,
+    "CONFLICT": StateConflict,
+    "LEASE_CONFLICT": LeaseConflict,
+    "TASK_ALREADY_CLAIMED": TaskAlreadyClaimed,
+    "RATE_LIMITED": RateLimited,
+}
 
 
 class StreamClosed(ClientError):

@@ -112,12 +112,13 @@ def grade_pair(
                 "edited_by": "both",
                 "grade": file_grade,
                 "same_base": same,
+                "base": t.base,
                 "ranges": _wire(t.ranges),
                 "my_ranges": _wire(m.ranges),
             }
         elif t is not None and i_claim(path):
             theirs_only = True
-            entry = {"path": path, "edited_by": "them", "ranges": _wire(t.ranges)}
+            entry = {"path": path, "edited_by": "them", "base": t.base, "ranges": _wire(t.ranges)}
         elif m is not None and they_claim(path):
             entry = {"path": path, "edited_by": "me", "my_ranges": _wire(m.ranges)}
         else:

@@ -47,6 +47,7 @@ from litestar.handlers import asgi
 from litestar.types import Message, Receive, Scope, Send
 
 from agentlanes.errors import AgentlanesError
+from agentlanes.server.asgi_json import send_error, send_json
 from agentlanes.services.projects import project_for_key
 from agentlanes.settings import Settings
 
@@ -62,36 +63,9 @@ except ImportError:  # pragma: no cover - redis is a dependency
     _STORE_ERRORS = (OSError,)
 
 
-async def _send_error(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
 async def _send_jsonrpc_error(send: Send, message: str, status: int = 400) -> None:
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    await send_json(send, status, error)
 
 
 async def _send_empty(send: Send, status: int) -> None:
@@ -195,7 +169,7 @@ class McpEndpoint:
         try:
             project = await project_for_key(self.app.state.ctx, key)
         except AgentlanesError as exc:
-            await _send_error(send, exc.status_code, exc.code, str(exc))
+            await send_error(send, exc.status_code, exc.code, str(exc))
             return
         version = _header(scope, b"mcp-protocol-version")
         if version is not None and version not in self.handshake_versions:
@@ -245,7 +219,7 @@ class McpEndpoint:
         if method == "POST" and sid is None:
             body = await _read_body(receive, self.max_body_bytes)
             if body is None:
-                await _send_error(
+                await send_error(
                     send, 413, "PAYLOAD_TOO_LARGE", "the body is larger than max_body_bytes"
                 )
                 return
@@ -371,7 +345,7 @@ class McpMount:
         @asgi(PATH, is_mount=True, copy_scope=True)
         async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             if endpoint is None:
-                await _send_error(
+                await send_error(
                     send, 503, "MCP_UNAVAILABLE", "this server runs without the mcp package"
                 )
                 return

@@ -16,7 +16,6 @@ goes after the others, so it never holds them back).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,13 @@ from typing import Any
 import anyio.to_thread
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.conflicts import (
+    Conflict,
+    ConflictDetector,
+    Scope,
+    SearchTooLong,
+    work_clock,
+)
 from agentlanes.domain.edits import CLAIMS, grade_pair
 from agentlanes.errors import InvalidInput
 from agentlanes.services import line_claims
@@ -104,7 +109,7 @@ class _ProjectPairs:
         max_files: int | None = None,
     ) -> None:
         """Decide the sessions whose claim changed; those left when ``deadline``
-        (``time.monotonic()``) passes stay ``pending``."""
+        (``work_clock()``: this thread's CPU time) passes stay ``pending``."""
         current = {s.id: _scope(s) for s in live}
         self.order = {sid: i for i, sid in enumerate(current)}
         gone = self.scopes.keys() - current.keys()
@@ -125,7 +130,7 @@ class _ProjectPairs:
         self.pending = []
         for k, sid in enumerate(changed):
             sc = current[sid]
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and work_clock() > deadline:
                 self.pending = changed[k:]
                 return
             try:
@@ -240,7 +245,7 @@ async def current_conflicts(
     if not 1 <= limit <= LIMITS.conflict_pairs_limit:
         raise InvalidInput("limit", f"must be 1-{LIMITS.conflict_pairs_limit}")
     assert project.id is not None
-    deadline = time.monotonic() + ctx.settings.conflict_search_seconds
+    budget = ctx.settings.conflict_search_seconds
     async with ctx.db.read() as db:
         # Offset first: an event committed between the two reads is then newer than the
         # offset, and a client that refreshes on events asks again.
@@ -253,7 +258,7 @@ async def current_conflicts(
         # Deciding and grading both in a worker thread (grading reads the pairs' edits).
         return await anyio.to_thread.run_sync(
             lambda: (
-                entry.sync(live, deadline=deadline, max_files=files),
+                entry.sync(live, deadline=work_clock() + budget, max_files=files),
                 _answer(entry, live, offset, limit, margin),
             )[1]
         )

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentlanes.domain import PatternError, normalise_path
 from agentlanes.domain.conflicts import Conflict
-from agentlanes.domain.edits import CLAIMS, LINES, FileEdit, Range, grade_pair, hull
+from agentlanes.domain.edits import LINES, FileEdit, Range, grade_pair, hull
 from agentlanes.domain.globs import claims
 from agentlanes.errors import InvalidInput
 from agentlanes.services.validation import pattern_limits
@@ -133,7 +133,7 @@ def refuses(conflict: Conflict, block_on: str) -> bool:
     """Whether a certain conflict refuses in ``block`` mode under ``block_on`` (SPEC):
     ``claims``, always; ``lines``, when its edits meet, or when only the other side edited
     a file of the overlap."""
-    return block_on != "lines" or conflict.grade in (None, LINES) or conflict.theirs_only
+    return block_on != "lines" or conflict.grade == LINES or conflict.theirs_only
 
 
 # -- as stored, as shown ---------------------------------------------------------------------
@@ -189,8 +189,6 @@ def graded(
     max_files: int,
 ) -> Conflict:
     """The conflict with its ``grade`` and the overlap's edited files."""
-    if not mine and not theirs:
-        return conflict._replace(grade=CLAIMS)
     g = grade_pair(
         mine,
         theirs,

@@ -26,10 +26,17 @@ import anyio.to_thread
 import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.conflicts import (
+    Conflict,
+    ConflictDetector,
+    Scope,
+    SearchTooLong,
+    work_clock,
+)
 from agentlanes.domain.edits import FileEdit
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
+from agentlanes.services.views import session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
 
@@ -65,8 +72,6 @@ class LiveSession:
 
     def json(self) -> bytes:
         if self.encoded is None:
-            from agentlanes.services.views import session_view
-
             self.encoded = msgspec.json.encode(session_view(self))
         return self.encoded
 
@@ -280,12 +285,16 @@ class LiveProject:
         max_files: int | None,
         margin: int,
     ) -> list[Conflict]:
+        """Each conflict graded; one where neither side has edits is left as found (its
+        grade, ``claims``, is the view's default): no cost without edits."""
         i_claim = line_claims.claimer(patterns, paths)
         out = []
         for c in found:
             theirs = self.sessions.get(c.session_id)
-            graded_by_lines = mine or (theirs and theirs.edits)
-            if deadline is not None and graded_by_lines and time.monotonic() > deadline:
+            if not mine and not (theirs and theirs.edits):
+                out.append(c)
+                continue
+            if deadline is not None and work_clock() > deadline:
                 raise SearchTooLong(len(out))
             out.append(
                 line_claims.graded(
@@ -333,7 +342,7 @@ class LiveProject:
                         paths=paths,
                         exclude_session_id=exclude_session_id,
                         exclude_agent_name=exclude_agent_name,
-                        deadline=time.monotonic() + budget,
+                        deadline=work_clock() + budget,
                         max_files=max_files,
                         edits=edits,
                         margin=margin,

@@ -3,21 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any, Protocol
 
 import msgspec
 
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
+from agentlanes.domain.edits import CLAIMS
 from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
 from agentlanes.store.models import AgentSession, Event, Project
 
-if TYPE_CHECKING:
-    from agentlanes.services.projection import LiveSession
+
+class LiveFields(Protocol):
+    """What a live session of the projection (``services.projection.LiveSession``) has for
+    its view: named here, so that this module needs nothing of the projection's."""
+
+    id: str
+    agent_name: str
+    declared_area: str | None
+    declared_files: list[str]
+    status_text: str | None
+    meta: dict[str, Any]
+    started_at: datetime
+    last_heartbeat_at: datetime
+    expires_at: datetime
+    edits: dict[str, Any]
 
 
-def session_view(s: AgentSession | LiveSession) -> dict[str, Any]:
+def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:
     """A session as presence shows it."""
     return {
         "session_id": s.id,
@@ -46,9 +61,9 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
     }
     if c.files_truncated:
         view["files_truncated"] = True
-    if c.grade is not None:
-        view["grade"] = c.grade
-        view["edits"] = list(c.edits)
+    # Ungraded: neither side has edits, a claim overlap (SPEC "Line-level claims").
+    view["grade"] = c.grade or CLAIMS
+    view["edits"] = list(c.edits)
     return view
 
 

@@ -28,8 +28,12 @@ class Project(SQLModel, table=True):
     # Line-level claims (SPEC): what block mode refuses on ("claims": every certain
     # overlap; "lines": only one whose edits meet, or where only the other side edited),
     # and how many unchanged lines between two edits still count as meeting.
-    block_on: str = Field(default="claims", max_length=8)
-    line_margin: int = Field(default=0)
+    # Server defaults too (as migration 0006 adds them): rows an older release inserts
+    # during a rolling upgrade get today's rule.
+    block_on: str = Field(
+        default="claims", max_length=8, sa_column_kwargs={"server_default": "claims"}
+    )
+    line_margin: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
     # The offset of the newest event; bumped in the same transaction as each event row.

@@ -5,7 +5,7 @@
 :class:`ConflictDetector` that keeps one project's live scopes and answers."""
 
 from .detector import KEEP_ANSWERS_FROM, KEEP_PER_PATTERN, ConflictDetector
-from .model import Conflict, FileOverlap, Scope, SearchTooLong
+from .model import Conflict, FileOverlap, Scope, SearchTooLong, work_clock
 
 __all__ = [
     "KEEP_ANSWERS_FROM",
@@ -15,4 +15,5 @@ __all__ = [
     "FileOverlap",
     "Scope",
     "SearchTooLong",
+    "work_clock",
 ]

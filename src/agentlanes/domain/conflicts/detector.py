@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import filterfalse, islice
 from operator import itemgetter
-from time import monotonic
 
 from agentlanes.domain.globs.compiler import (
     compile_pattern,
@@ -39,7 +38,7 @@ from agentlanes.domain.globs.compiler import (
 )
 from agentlanes.domain.globs.overlap import certain_example, needs_directory, overlap
 
-from .model import Conflict, FileOverlap, Scope, SearchTooLong
+from .model import Conflict, FileOverlap, Scope, SearchTooLong, work_clock
 from .trie import PatternTrie
 
 # A pattern overlapping at least this many distinct live patterns has its
@@ -178,7 +177,7 @@ class ConflictDetector:
     ) -> list[Conflict]:
         """One Conflict per other live scope that overlaps, oldest first.
 
-        ``deadline`` (``time.monotonic()``): :class:`SearchTooLong` once it has passed
+        ``deadline`` (``time.work_clock()``): :class:`SearchTooLong` once it has passed
         (checked between decisions, so a search of long patterns against many is cut
         off, not left to run). ``max_files``: each conflict keeps at most that many
         overlaps, certain ones first, and says when it had more (``files_truncated``);
@@ -275,7 +274,7 @@ class ConflictDetector:
         sure_of = [any(map(_is_certain, t)) for t in by_id]
         conflicts: list[Conflict] = []
         for n, (sid, name, area, pids) in enumerate(rows):
-            if deadline is not None and not n % 64 and monotonic() > deadline:
+            if deadline is not None and not n % 64 and work_clock() > deadline:
                 raise SearchTooLong(n)
             if sid == exclude_session_id:
                 continue

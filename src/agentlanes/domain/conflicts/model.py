@@ -4,7 +4,15 @@ each conflict with the file overlaps that make it (``Conflict``, ``FileOverlap``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from time import thread_time
 from typing import Any, NamedTuple
+
+# The clock of a search's deadline: the CPU time of the thread that searches. A budget
+# (``conflict_search_seconds``) bounds the work a request causes, not the time it waits
+# for the interpreter lock or a core while others work: on a busy machine a trivial
+# search must not be refused. A deadline is ``work_clock() + budget``, taken in the
+# thread that searches.
+work_clock = thread_time
 
 
 @dataclass(frozen=True)

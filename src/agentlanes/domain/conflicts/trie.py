@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
-from time import monotonic
 
 from agentlanes.domain.globs.automaton import GLOBSTAR
 from agentlanes.domain.globs.compiler import CompiledPattern, Rest, compile_pattern, shared_rest
 from agentlanes.domain.globs.segments import ANY_SEGMENT
 
-from .model import SearchTooLong
+from .model import SearchTooLong, work_clock
 
 
 class _Group:
@@ -153,7 +152,7 @@ class PatternTrie:
         """Every live pattern sharing a path with ``cp`` under the wide reading (``cp``
         is compiled so): {pattern: example} (see :func:`_record` for ``later``).
 
-        ``deadline`` (``time.monotonic()``): :class:`SearchTooLong` once it has passed,
+        ``deadline`` (``time.work_clock()``): :class:`SearchTooLong` once it has passed,
         checked before each decision that is not memoised (long patterns make each one
         cost milliseconds)."""
         decided = 0
@@ -185,7 +184,7 @@ class PatternTrie:
                         continue  # listed from the flat table
                     suffix = suffixes.get(key, _DIRTY)
                     if suffix is _DIRTY:
-                        if deadline is not None and monotonic() > deadline:
+                        if deadline is not None and work_clock() > deadline:
                             raise SearchTooLong(decided)
                         decided += 1
                         words = cp.rest_words(mask, nonempty, group.rest)
@@ -274,7 +273,7 @@ class PatternTrie:
         stack = [(self.root, 0, len(keyed))]
         while stack:
             node, lo, hi = stack.pop()
-            if deadline is not None and monotonic() > deadline:
+            if deadline is not None and work_clock() > deadline:
                 raise SearchTooLong(len(found))
             depth = node.depth
             for key, group in node.groups.items():

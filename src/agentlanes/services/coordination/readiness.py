@@ -5,7 +5,6 @@ paths of the task it works on). The ready list is these rules over every pending
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,7 +13,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.conflicts import ConflictDetector, Scope, SearchTooLong, work_clock
 from agentlanes.services import validation
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination.task_views import task_view
@@ -145,9 +144,12 @@ async def ready_tasks(
         task_paths: dict[str, list[str]] = {}
         for session_id, paths in working:
             task_paths.setdefault(session_id or "", []).extend(paths or [])
-        deadline = time.monotonic() + ctx.settings.conflict_search_seconds
+        budget = ctx.settings.conflict_search_seconds
+        # The deadline counts the worker thread's own work (domain.conflicts.work_clock).
         ready_ids = await anyio.to_thread.run_sync(
-            lambda: _ready(live, task_paths, pending, statuses, gates, own_id, limit, deadline)
+            lambda: _ready(
+                live, task_paths, pending, statuses, gates, own_id, limit, work_clock() + budget
+            )
         )
         rows = {
             t.id: t for t in (await db.exec(select(Task).where(col(Task.id).in_(ready_ids)))).all()

@@ -7,14 +7,13 @@ declared files, or the paths of the task they work on) overlap the task's paths 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio.to_thread
 from sqlmodel import col, select
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import ConflictDetector, SearchTooLong
+from agentlanes.domain.conflicts import ConflictDetector, SearchTooLong, work_clock
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination.readiness import claims_detector, gates_by_task
 from agentlanes.services.coordination.task_views import task_view
@@ -67,9 +66,11 @@ async def task_board(ctx: ServiceContext, project: Project) -> dict[str, Any]:
     for t in open_rows:
         if t.status == "in_progress" and t.claimed_session_id:
             task_paths.setdefault(t.claimed_session_id, []).extend(t.paths or [])
-    deadline = time.monotonic() + ctx.settings.conflict_search_seconds
+    budget = ctx.settings.conflict_search_seconds
 
     def board() -> list[dict[str, Any]]:
+        # The deadline counts this worker thread's own work (domain.conflicts.work_clock).
+        deadline = work_clock() + budget
         # In a worker thread: deciding long paths against many live patterns can take
         # seconds, and nobody else waits for it; past the deadline, the claims of the
         # tasks left are reported undecided.

@@ -1,0 +1,145 @@
+"""The lines an edit is about to change, before it is made (SPEC "Line-level claims").
+
+Under ``block_on = lines`` the editor guard (``PreToolUse``) decides on an edit to a file
+another live session has edited: it refuses only when the two sessions' changes will meet
+at merge. Before the edit there is no diff to read, so this module makes one: the file as
+it will be after the tool call (``Edit``, ``MultiEdit``, ``Write``), diffed by git itself
+against the file at ``HEAD`` (``git diff --no-index -U0 --full-index``: the same algorithm
+and configuration as the report after the edit, and the ``index`` line gives the base's
+blob id). Two git processes, and only when another session's edits are on the file.
+
+Standard library only: it runs inside a hook.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from typing import Any
+
+from agentlanes.domain.edits import FileEdit, Range, parse_unified_zero
+
+GIT_SECONDS = 5.0
+DIFF = ("git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--full-index", "-U0", "--")
+
+
+def after_tool(payload: dict[str, Any], path: str) -> str | None:
+    """The text of ``path`` (absolute) once this tool call is made, or None when it cannot
+    be told (another tool, an ``old_string`` not found, an unreadable file)."""
+    tool = payload.get("tool_name")
+    args = payload.get("tool_input") or {}
+    if tool == "Write":
+        content = args.get("content")
+        return content if isinstance(content, str) else None
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if tool == "Edit":
+        edits = [args]
+    elif tool == "MultiEdit":
+        edits = args.get("edits") if isinstance(args.get("edits"), list) else None
+        if edits is None:
+            return None
+    else:
+        return None
+    for e in edits:
+        if not isinstance(e, dict):
+            return None
+        old, new = e.get("old_string"), e.get("new_string")
+        if not isinstance(old, str) or not isinstance(new, str) or not old or old not in text:
+            return None
+        text = text.replace(old, new) if e.get("replace_all") else text.replace(old, new, 1)
+    return text
+
+
+def coming_edit(repo: str, rel: str, text: str) -> FileEdit | None:
+    """The change ``text`` makes to ``rel`` against ``HEAD`` in ``repo``: its base blob id
+    (None: not in ``HEAD``) and the base lines it replaces; None when git cannot tell."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", repo, "cat-file", "blob", f"HEAD:{rel}"],
+            capture_output=True,
+            timeout=GIT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return FileEdit(None, ((1, 0),))  # new since HEAD: one insertion at the top
+    with tempfile.TemporaryDirectory(prefix="agentlanes-") as tmp:
+        before, after = os.path.join(tmp, "base"), os.path.join(tmp, "next")
+        with open(before, "wb") as fh:
+            fh.write(head.stdout)
+        with open(after, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        try:
+            diff = subprocess.run(
+                [DIFF[0], "-C", repo, *DIFF[1:], before, after],
+                capture_output=True,
+                text=True,
+                timeout=GIT_SECONDS,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+    if diff.returncode not in (0, 1):
+        return None
+    ranges: list[Range] = [r for rs in parse_unified_zero(diff.stdout).values() for r in rs]
+    base = _index_base(diff.stdout)
+    if base is None:  # no change at all: the base is HEAD's blob
+        base = _blob_id(repo, rel)
+    return FileEdit(base, tuple(sorted(ranges)))
+
+
+def _index_base(diff: str) -> str | None:
+    for line in diff.splitlines():
+        if line.startswith("index "):
+            return line.split()[1].split("..")[0]
+    return None
+
+
+def _blob_id(repo: str, rel: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", repo, "rev-parse", f"HEAD:{rel}"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def meeting(
+    payload: dict[str, Any],
+    repo: str,
+    paths: list[str],
+    conflicts: list[dict[str, Any]],
+    margin: int,
+) -> tuple[list[dict[str, Any]], dict[str, FileEdit]]:
+    """Under ``block_on = lines``: the conflicts this edit would meet (their edits to a file
+    it changes meet its lines, on the same base; another base, or an edit whose lines
+    cannot be told, counts as meeting), and the coming edits by path (to report with the
+    claim, so the server grades them too)."""
+    from agentlanes.domain.edits import LINES, grade_file
+
+    coming: dict[str, FileEdit | None] = {}
+    for rel in paths:
+        text = after_tool(payload, os.path.join(repo, rel))
+        coming[rel] = coming_edit(repo, rel, text) if text is not None else None
+    refusing = []
+    for c in conflicts:
+        for f in c.get("edits") or []:
+            if f.get("path") not in coming or f.get("edited_by") not in ("them", "both"):
+                continue
+            mine = coming[f["path"]]
+            theirs = FileEdit(f.get("base"), tuple((s, e) for s, e in f.get("ranges") or []))
+            if mine is None or grade_file(mine, theirs, margin)[0] == LINES:
+                refusing.append(c)
+                break
+    return refusing, {p: e for p, e in coming.items() if e is not None and e.ranges}
