@@ -23,9 +23,9 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hook import PY, run, start_server  # noqa: E402
+from bench.hook import PY, run, start_server
 
 
 def main() -> int:
