@@ -331,3 +331,62 @@ def test_when_git_cannot_say_the_files_stay_pending(
         edits.file_edits(str(repo), ["a.py"])
     assert edits.note(cfg, "me", SESSION, ["a.py"], spawn=False) == "sent"  # tried
     assert sent.bodies == [] and list(edits.pending(cfg, "me")["pending"]) == ["a.py"]
+
+
+# -- each agent's after-edit event ------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent_hooks"
+
+
+def filled(value: Any, repo: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("$REPO", repo).replace("$SID", "s1")
+    if isinstance(value, list):
+        return [filled(v, repo) for v in value]
+    if isinstance(value, dict):
+        return {k: filled(v, repo) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("agent", "step", "expected"),
+    [
+        ("cursor", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("cursor", "after_file_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("gemini", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("copilot", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("cline", "after_edit", ("Write", {"file_path": "docs/free.md"})),
+        ("windsurf", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("opencode", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+    ],
+)
+def test_each_agents_after_edit_event_notes_the_edit_in_claude_codes_terms(
+    monkeypatch: pytest.MonkeyPatch, agent: str, step: str, expected: tuple[str, Any]
+) -> None:
+    import importlib
+
+    from agentlanes.hooks.adapters import core
+
+    noted: list[tuple[str, Any]] = []
+    monkeypatch.setattr(core, "edited", lambda a, sid, cwd, tool, args: noted.append((tool, args)))
+    monkeypatch.setattr(core, "news", lambda *args: None)
+    event = json.loads((FIXTURES / f"{agent}.json").read_text())["events"][step]
+    payload = filled(event["input"], "/r")
+    if agent == "opencode":  # the plugin's own shape: the args it kept from the before hook
+        args = filled(event["before"]["args"], "/r")
+        payload = {"event": event["event"], "session_id": "s1", "tool": payload["tool"],
+                   "args": args}  # fmt: skip
+    module = importlib.import_module(f"agentlanes.hooks.adapters.{agent}")
+    module.answer(payload, event["event"] if agent == "copilot" else None)
+    assert noted == [expected]
+
+
+def test_a_turns_end_sends_what_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentlanes.hooks.adapters import core, cursor, opencode
+
+    flushed: list[str] = []
+    monkeypatch.setattr(core, "flush", lambda agent, sid, cwd: flushed.append(agent))
+    monkeypatch.setattr(core, "urgent", lambda *args: None)
+    cursor.answer({"conversation_id": "s1", "workspace_roots": ["/r"]}, "stop")
+    opencode.answer({"event": "session.idle", "session_id": "s1", "cwd": "/r"}, None)
+    assert flushed == ["cursor", "opencode"]
