@@ -390,3 +390,14 @@ def test_a_turns_end_sends_what_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     cursor.answer({"conversation_id": "s1", "workspace_roots": ["/r"]}, "stop")
     opencode.answer({"event": "session.idle", "session_id": "s1", "cwd": "/r"}, None)
     assert flushed == ["cursor", "opencode"]
+
+
+def test_the_git_hook_gets_the_edits_last_sent_for_its_session(repo: Path, sent: Sent) -> None:
+    cfg = cfg_for(repo)
+    assert edits.last_reported(cfg, "me", SESSION) is None
+    edit_lines(repo / "a.py", {4: "four"})
+    edits.note(cfg, "me", SESSION, ["a.py"], spawn=False)
+    assert edits.last_reported(cfg, "me", SESSION) == [
+        {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[4, 4]]}
+    ]
+    assert edits.last_reported(cfg, "me", {**SESSION, "session_id": "other"}) is None
