@@ -401,3 +401,30 @@ def test_the_git_hook_gets_the_edits_last_sent_for_its_session(repo: Path, sent:
         {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[4, 4]]}
     ]
     assert edits.last_reported(cfg, "me", {**SESSION, "session_id": "other"}) is None
+
+
+def test_claude_codes_post_tool_use_notes_edits_and_bash_writes(
+    monkeypatch: pytest.MonkeyPatch, repo: Path
+) -> None:
+    from agentlanes.hooks import guard
+
+    noted: list[list[str]] = []
+    monkeypatch.setattr(
+        edits, "after_files", lambda payload, files, env, spawn=True: noted.append(files)
+    )
+    base = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "PostToolUse"}
+    for tool, tool_input in (
+        ("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}),
+        ("NotebookEdit", {"notebook_path": str(repo / "n.ipynb"), "new_source": "x"}),
+        ("Bash", {"command": "sed -i 's/a/b/' a.py 'with space.txt' && rm src/*.py"}),
+        ("Read", {"file_path": str(repo / "a.py")}),
+    ):
+        guard.note_edits({**base, "tool_name": tool, "tool_input": tool_input}, {})
+    assert noted == [
+        [str(repo / "a.py")],
+        [str(repo / "n.ipynb")],
+        [str(repo / "a.py"), str(repo / "with space.txt")],  # the glob is no file of lines
+    ]
+    # A bug in the note never costs the hook its answer.
+    monkeypatch.setattr(edits, "after_files", lambda *a, **k: 1 / 0)
+    guard.note_edits({**base, "tool_name": "Edit", "tool_input": {"file_path": "a.py"}}, {})
