@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import PHONE, Board
+from tests.browser.test_swarm_views import axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -281,3 +282,143 @@ def test_coordination_panels_follow_the_server(open_board: Any) -> None:
     expect(claimed).to_have_count(0)
     expect(lease).to_have_count(0, timeout=3000)
     expect(page.locator('#feed li[data-type="task.stale"]')).to_have_count(1)
+
+
+BASE = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"  # one blob id: both edited the same HEAD
+RED = "rgb(255, 146, 137)"  # --bad
+GREY = "rgb(167, 177, 188)"  # --muted
+RAISED = "rgb(29, 36, 45)"  # --raised: a muted row's background
+
+
+def _edit(board: Board, session: dict[str, Any], path: str, *ranges: list[int]) -> None:
+    """Report an edit as the agent side does after each change (a status with edits)."""
+    body = {"edits": [{"path": path, "base": BASE, "ranges": list(ranges)}]}
+    r = board.call("POST", "/api/v1/status", token=session["session_token"], json=body)
+    assert r.status_code == 200, r.text
+
+
+def test_a_pair_shows_whether_its_edits_meet(open_board: Any, tmp_path: Path) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    # A claims-only pair that the server lists first (older sessions, same certainty).
+    board.checkin("abe", ["lib/util.py"])
+    board.checkin("amy", ["lib/util.py"])
+    zed = board.checkin("zed", ["src/app.py"])
+    yan = board.checkin("yan", ["src/app.py"])
+    pairs = page.locator("#conflicts .certain li.pair")
+    expect(pairs).to_have_count(2, timeout=WITHIN_A_SECOND)
+    edited = page.locator('#conflicts li.pair[data-pair="zed|yan"]')
+    expect(edited).to_have_attribute("data-grade", "claims")
+
+    # Both edit the file far apart: git merges them; the pair says so, muted.
+    _edit(board, zed, "src/app.py", [10, 12])
+    _edit(board, yan, "src/app.py", [80, 85])
+    expect(edited).to_have_attribute("data-grade", "file", timeout=WITHIN_A_SECOND)
+    badge = edited.locator(".grade")
+    expect(badge).to_contain_text("file: git merges it")
+    assert badge.evaluate("b => getComputedStyle(b).color") == GREY
+    assert edited.evaluate("p => getComputedStyle(p).backgroundColor") == RAISED
+    # The card counts the files edited; the paths are on hover.
+    edits = board.card("zed").locator(".edits")
+    expect(edits).to_have_text("edited 1 file")
+    expect(edits).to_have_attribute("title", "src/app.py")
+    expect(board.card("zed").locator(".flag")).to_have_text("conflict")
+    _screenshot(board, tmp_path, "dashboard-grade-file.png")
+    assert axe_violations(page) == []  # the muted grade keeps its contrast
+
+    # Now their edits meet (yan's range touches zed's): a merge conflict ahead, and it
+    # stands out, first among the certain pairs.
+    _edit(board, yan, "src/app.py", [13, 20])
+    expect(edited).to_have_attribute("data-grade", "lines", timeout=WITHIN_A_SECOND)
+    expect(badge).to_contain_text("lines: merge conflict ahead")
+    expect(badge).to_contain_text("src/app.py")
+    assert badge.evaluate("b => getComputedStyle(b).backgroundColor") == RED
+    assert edited.evaluate("p => getComputedStyle(p).borderLeftColor") == RED
+    assert pairs.first.get_attribute("data-pair") == "zed|yan"
+    expect(board.card("zed").locator(".flag")).to_have_text("edits meet")
+    expect(page.locator("#announcer")).to_have_text(
+        "Edits meet, a merge conflict ahead: yan and zed at src/app.py."
+    )
+    expect(board.card("abe").locator(".flag")).to_have_text("conflict")
+    claims = page.locator('#conflicts li.pair[data-pair="abe|amy"]')
+    expect(claims).to_have_attribute("data-grade", "claims")
+    expect(claims.locator(".grade")).to_have_count(0)
+    line = page.locator('#feed li[data-type="agent.conflict"]').first
+    expect(line).to_contain_text("yan overlaps zed")
+    expect(line).to_contain_text("lines: merge conflict ahead")
+    assert line.locator(".text").evaluate("t => getComputedStyle(t).color") == RED
+    # The focus lists the files the agent edited and the HEAD lines each change replaces.
+    board.card("zed").locator("button[data-select]").click()
+    expect(page.locator("#focus")).to_contain_text("Edited files (1)")
+    edited_file = page.locator('#focus li[data-path="src/app.py"]')
+    expect(edited_file).to_have_text("src/app.py lines 10\u201312")  # an en dash
+    expect(page.locator('#focus .row[data-grade="lines"] .grade')).to_contain_text("lines:")
+    _screenshot(board, tmp_path, "dashboard-grades.png")
+    assert axe_violations(page) == []
+
+    # A new file and pure insertions (git's [a+1, a]) read as such.
+    more = [
+        {"path": "docs/new.md", "base": None, "ranges": [[1, 0]]},
+        {"path": "src/util.py", "base": BASE, "ranges": [[1, 0], [7, 6], [30, 30]]},
+    ]
+    r = board.call("POST", "/api/v1/status", token=zed["session_token"], json={"edits": more})
+    assert r.status_code == 200, r.text
+    expect(edits).to_have_text("edited 3 files", timeout=WITHIN_A_SECOND)
+    expect(edits).to_have_attribute("title", "docs/new.md\nsrc/app.py\nsrc/util.py")
+    expect(page.locator('#focus li[data-path="docs/new.md"]')).to_have_text("docs/new.md new file")
+    expect(page.locator('#focus li[data-path="src/util.py"]')).to_have_text(
+        "src/util.py at the top, after line 6, line 30"
+    )
+
+
+def test_a_hotspot_whose_edits_meet_comes_first_and_opens_on_them(open_board: Any) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    # A bigger hotspot of claims only (listed first by size), then a smaller one.
+    board.checkin("hub", ["lib/**"])
+    for name in ("l1", "l2", "l3"):
+        board.checkin(name, [f"lib/{name}.py"])
+    lint = board.checkin("lint", ["src/**"])
+    board.checkin("ann", ["src/a.py"])
+    bob = board.checkin("bob", ["src/b.py"])
+    groups = page.locator("#conflicts .certain details.group")
+    expect(groups).to_have_count(2, timeout=WITHIN_A_SECOND)
+    expect(groups.first.locator(".hot")).to_have_text("hub overlaps 3 agents")
+
+    _edit(board, lint, "src/b.py", [5, 9])
+    _edit(board, bob, "src/b.py", [9, 12])
+    smaller = groups.filter(has_text="lint overlaps 2 agents")
+    expect(smaller).to_have_attribute("data-lines", "1", timeout=WITHIN_A_SECOND)
+    expect(groups.first.locator(".hot")).to_have_text("lint overlaps 2 agents")
+    badge = smaller.locator("summary .grade.lines")
+    expect(badge).to_have_text("lines: 1 merge conflict ahead")
+    assert badge.evaluate("b => getComputedStyle(b).backgroundColor") == RED
+    assert smaller.evaluate("g => getComputedStyle(g).borderLeftColor") == RED
+    # Opened, it lists the pair whose edits meet first.
+    smaller.locator("summary").click()
+    rows = smaller.locator("li.pair")
+    expect(rows).to_have_count(2)
+    assert rows.first.get_attribute("data-pair") == "lint|bob"
+    expect(rows.first).to_have_attribute("data-grade", "lines")
+    expect(rows.nth(1)).to_have_attribute("data-grade", "claims")
+
+
+def test_a_pair_whose_edits_git_merges_goes_after_the_claim_overlaps(open_board: Any) -> None:
+    board = open_board()
+    board.log_in()
+    page = board.page
+    fay = board.checkin("fay", ["web/x.js"])
+    gus = board.checkin("gus", ["web/x.js"])
+    board.checkin("ida", ["web/y.js"])
+    board.checkin("jon", ["web/y.js"])
+    pairs = page.locator("#conflicts .certain li.pair")
+    expect(pairs).to_have_count(2, timeout=WITHIN_A_SECOND)
+    expect(pairs.first).to_have_attribute("data-pair", "fay|gus")  # the older pair
+
+    _edit(board, fay, "web/x.js", [1, 3])
+    _edit(board, gus, "web/x.js", [40, 44])
+    expect(pairs.nth(1)).to_have_attribute("data-pair", "fay|gus", timeout=WITHIN_A_SECOND)
+    expect(pairs.nth(1)).to_have_attribute("data-grade", "file")
+    expect(pairs.first).to_have_attribute("data-pair", "ida|jon")

@@ -107,11 +107,11 @@ class Dashboard {
   }
 
   event(frame) {
-    const scopeChanged = this.presence.apply(frame);
-    if (frame.type.startsWith("agent.") && this.conflicts.affectedBy(frame, scopeChanged)) {
+    const changed = this.presence.apply(frame);
+    if (frame.type.startsWith("agent.") && this.conflicts.affectedBy(frame, changed)) {
       this.conflicts.refreshSoon();
     }
-    this.coordination.apply(frame, scopeChanged);
+    this.coordination.apply(frame, changed.scope);
     this.feed.add(frame);
     this.focus.event(frame);
     this.showOffset(frame.offset);

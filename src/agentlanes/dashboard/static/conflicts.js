@@ -4,6 +4,11 @@
 // Events only say that conflicts may have changed (agent.checkin/agent.status carry
 // `conflicts_total`, agent.conflict a capped list; older servers sent full lists): the
 // snapshot is then fetched again, debounced, so a burst of events costs one request.
+//
+// Each pair carries a grade (SPEC "Line-level claims"): "lines" when the two sessions'
+// edits of a file meet (a merge conflict ahead: it stands out and comes first), "file" when
+// both edited a file but apart (git merges it: muted), "claims" when no file of the overlap
+// was edited by both (as before grades existed; servers without grades send none).
 
 import { NotFound } from "./api.js";
 import { $, debounce, el } from "./dom.js";
@@ -15,6 +20,31 @@ const ANNOUNCE_NAMES = 3;
 
 function pairKey(a, b) {
   return a < b ? `${a}|${b}` : `${b}|${a}`;
+}
+
+// Lines first, then the claim overlaps nobody edited yet, then edits git merges cleanly.
+const GRADE_RANK = { lines: 0, claims: 1, file: 2 };
+
+function gradeRank(p) {
+  return GRADE_RANK[p.grade] ?? GRADE_RANK.claims;
+}
+
+function byGrade(x, y) {
+  return gradeRank(x) - gradeRank(y);
+}
+
+/** A group ranks as its most pressing pair. */
+function bestRank(group) {
+  return Math.min(...group.pairs.map(gradeRank));
+}
+
+/** The text of a grade's badge naming the files of that grade (but `known`, a path the
+ * text names already), or null for a claims-only overlap. */
+export function gradeText(grade, edits, known = null) {
+  if (grade !== "lines" && grade !== "file") return null;
+  const paths = (edits || []).filter((e) => e.grade === grade && e.path !== known).map((e) => e.path);
+  const where = paths.length ? ` (${paths.join(", ")})` : "";
+  return grade === "lines" ? `lines: merge conflict ahead${where}` : `file: git merges it${where}`;
 }
 
 function isCertain(x) {
@@ -33,11 +63,13 @@ function normalise(p) {
     files,
     filesTotal: p.files_total ?? files.length,
     certain,
+    grade: p.grade === "lines" || p.grade === "file" ? p.grade : "claims",
+    edits: Array.isArray(p.edits) ? p.edits : [],
   };
 }
 
 function pairSignature(p) {
-  return JSON.stringify([p.key, p.a.agent_name, p.b.agent_name, p.area, p.certain, p.filesTotal, p.files]);
+  return JSON.stringify([p.key, p.a.agent_name, p.b.agent_name, p.area, p.certain, p.filesTotal, p.files, p.grade, p.edits]);
 }
 
 function topDir(path) {
@@ -78,8 +110,9 @@ export class Conflicts {
     );
   }
 
-  /** Whether an agent event may change the conflicts. */
-  affectedBy(frame, scopeChanged) {
+  /** Whether an agent event may change the conflicts. `changed`: what the event changed
+   * of its session ({scope, edits}, from the presence). */
+  affectedBy(frame, changed = {}) {
     const d = frame.data || {};
     if (frame.type === "agent.conflict") return !d.blocked;
     if (frame.type === "agent.checkout" || frame.type === "agent.timeout") {
@@ -87,9 +120,11 @@ export class Conflicts {
       return false;
     }
     if (frame.type !== "agent.checkin" && frame.type !== "agent.status") return false;
-    if (scopeChanged) return true;
+    if (changed.scope) return true;
     const sid = d.session && d.session.session_id;
     const known = this.countFor(sid);
+    // New edits change no pair's existence, but may change the grade of the session's pairs.
+    if (changed.edits && known > 0) return true;
     const told = typeof d.conflicts_total === "number" ? d.conflicts_total : Array.isArray(d.conflicts) ? d.conflicts.length : null;
     return told !== null && told !== known;
   }
@@ -176,13 +211,29 @@ export class Conflicts {
 
   announceNew(before) {
     const fresh = [...this.pairs.values()].filter((p) => p.certain && !before.has(p.key));
-    if (!fresh.length) return;
-    const lines = fresh.slice(0, ANNOUNCE_NAMES).map((p) => {
-      const where = p.files[0] ? ` at ${p.files[0].example}` : p.area ? ` in area ${p.area}` : "";
-      return `${p.b.agent_name} overlaps ${p.a.agent_name}${where}`;
-    });
-    const more = fresh.length > ANNOUNCE_NAMES ? `, and ${fresh.length - ANNOUNCE_NAMES} more` : "";
-    this.hooks.announce(`New conflict${fresh.length > 1 ? "s" : ""}: ${lines.join("; ")}${more}.`);
+    // A pair whose edits start to meet is news too, even when the overlap is not.
+    const meeting = [...this.pairs.values()].filter(
+      (p) => p.grade === "lines" && before.has(p.key) && before.get(p.key).grade !== "lines",
+    );
+    const said = [];
+    if (fresh.length) {
+      const lines = fresh.slice(0, ANNOUNCE_NAMES).map((p) => {
+        const where = p.files[0] ? ` at ${p.files[0].example}` : p.area ? ` in area ${p.area}` : "";
+        const grade = p.grade === "lines" ? " (their edits meet)" : "";
+        return `${p.b.agent_name} overlaps ${p.a.agent_name}${where}${grade}`;
+      });
+      const more = fresh.length > ANNOUNCE_NAMES ? `, and ${fresh.length - ANNOUNCE_NAMES} more` : "";
+      said.push(`New conflict${fresh.length > 1 ? "s" : ""}: ${lines.join("; ")}${more}.`);
+    }
+    if (meeting.length) {
+      const lines = meeting.slice(0, ANNOUNCE_NAMES).map((p) => {
+        const path = p.edits.find((e) => e.grade === "lines") || p.edits[0];
+        return `${p.b.agent_name} and ${p.a.agent_name}${path ? ` at ${path.path}` : ""}`;
+      });
+      const more = meeting.length > ANNOUNCE_NAMES ? `, and ${meeting.length - ANNOUNCE_NAMES} more` : "";
+      said.push(`Edits meet, a merge conflict ahead: ${lines.join("; ")}${more}.`);
+    }
+    if (said.length) this.hooks.announce(said.join(" "));
   }
 
   /** Tell the cards who they overlap, then redraw the panel. */
@@ -197,10 +248,11 @@ export class Conflicts {
         let info = partners.get(me.session_id);
         if (!info) {
           const c = counts.get(me.session_id);
-          info = { certain: [], uncertain: [], total: c ? c.partners : 0, certainTotal: c ? c.certain_partners : 0 };
+          info = { certain: [], uncertain: [], meeting: [], total: c ? c.partners : 0, certainTotal: c ? c.certain_partners : 0 };
           partners.set(me.session_id, info);
         }
         (p.certain ? info.certain : info.uncertain).push(other.agent_name);
+        if (p.grade === "lines") info.meeting.push(other.agent_name);
       }
     }
     for (const info of partners.values()) {
@@ -229,8 +281,10 @@ export class Conflicts {
     const pairs = [...this.pairs.values()].filter(
       (p) => !keep || keep.has(p.a.session_id) || keep.has(p.b.session_id),
     );
-    const certain = pairs.filter((p) => p.certain);
-    const uncertain = pairs.filter((p) => !p.certain);
+    // Sorted by grade (stably: the server's order stays within a grade), so the groups
+    // below list the pairs whose edits meet first.
+    const certain = pairs.filter((p) => p.certain).sort(byGrade);
+    const uncertain = pairs.filter((p) => !p.certain).sort(byGrade);
     const by = this.groupSelect.value;
     const open = new Set([...this.root.querySelectorAll("details[open]")].map((d) => d.dataset.group));
     this.rowCache = this.rowsUsed || new Map();
@@ -274,10 +328,23 @@ export class Conflicts {
       this.groups.set(id, g.pairs);
       const sig = `${g.label}|${g.detail}|${g.agents}|${g.pairs.map(pairSignature).join(",")}`;
       return this.cachedRow(`g:${id}`, sig, () => {
+        const meeting = g.pairs.filter((p) => p.grade === "lines").length;
         const details = el(
           "details",
-          { class: "group", "data-group": id, "data-lazy": "1", "data-agents": g.agents },
-          el("summary", {}, el("span", { class: "hot", text: g.label }), el("span", { class: "hot-detail", text: g.detail })),
+          {
+            class: `group${meeting ? " grade-lines" : ""}`,
+            "data-group": id,
+            "data-lazy": "1",
+            "data-agents": g.agents,
+            "data-lines": meeting || null,
+          },
+          el(
+            "summary",
+            {},
+            el("span", { class: "hot", text: g.label }),
+            meeting ? el("span", { class: "grade lines", text: `lines: ${meeting} merge conflict${meeting > 1 ? "s" : ""} ahead` }) : null,
+            el("span", { class: "hot-detail", text: g.detail }),
+          ),
           el("ul", { class: "pairs" }),
         );
         if (open.has(id)) details.open = true;
@@ -326,7 +393,12 @@ export class Conflicts {
       g.pairs.push(p);
     }
     return [...groups.values()]
-      .sort((x, y) => y.pairs.length - x.pairs.length || x.hub.agent_name.localeCompare(y.hub.agent_name))
+      .sort(
+        (x, y) =>
+          bestRank(x) - bestRank(y) ||
+          y.pairs.length - x.pairs.length ||
+          x.hub.agent_name.localeCompare(y.hub.agent_name),
+      )
       .map((g) => {
         const others = g.pairs.map((p) => (p.a.session_id === g.hub.session_id ? p.b : p.a).agent_name);
         return {
@@ -351,7 +423,7 @@ export class Conflicts {
       g.names.add(p.a.agent_name).add(p.b.agent_name);
     }
     return [...groups.values()]
-      .sort((x, y) => y.pairs.length - x.pairs.length || x.key.localeCompare(y.key))
+      .sort((x, y) => bestRank(x) - bestRank(y) || y.pairs.length - x.pairs.length || x.key.localeCompare(y.key))
       .map((g) => ({
         ...g,
         label: `${g.key} — ${g.pairs.length} pairs`,
@@ -364,14 +436,17 @@ export class Conflicts {
     const file = p.files[0];
     const who = (side) =>
       el("button", { type: "button", class: "link", "data-select": side.session_id, text: side.agent_name });
+    const grade = gradeText(p.grade, p.edits);
     return el(
       "li",
       {
-        class: `pair${p.certain ? "" : " uncertain"}`,
+        class: `pair grade-${p.grade}${p.certain ? "" : " uncertain"}`,
         "data-pair": `${p.a.agent_name}|${p.b.agent_name}`,
         "data-agents": `${p.a.agent_name} ${p.b.agent_name}`,
+        "data-grade": p.grade,
       },
       el("p", { class: "who" }, who(p.a), " ⟷ ", who(p.b)),
+      grade ? el("p", { class: `grade ${p.grade}`, text: grade }) : null,
       file
         ? el(
             "p",

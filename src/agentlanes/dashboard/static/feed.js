@@ -1,6 +1,8 @@
 // The live event feed: one line per event, newest first, each offset shown once.
 
+import { gradeText } from "./conflicts.js";
 import { $, clockTime, el, frameBatcher } from "./dom.js";
+import { editsSummary } from "./presence.js";
 
 const MAX_ITEMS = 200;
 
@@ -8,6 +10,19 @@ const MAX_ITEMS = 200;
 function overlapCount(d) {
   const n = typeof d.conflicts_total === "number" ? d.conflicts_total : (d.conflicts || []).length;
   return n ? ` (overlaps ${n})` : "";
+}
+
+/** Whether an agent.conflict event holds a conflict whose edits meet. */
+function meets(d) {
+  return (d.conflicts || []).some((c) => c.grade === "lines");
+}
+
+/** " — lines: merge conflict ahead (src/app.py)" for edits that meet, " (file: git merges
+ * it)" for edits apart, nothing for a claim overlap. */
+function gradeNote(c, file) {
+  const text = gradeText(c.grade, c.edits, file && file.example);
+  if (!text) return "";
+  return c.grade === "lines" ? ` — ${text}` : ` (${text})`;
 }
 
 /** Every partner named (up to a few), where each overlaps, and how many more there are. */
@@ -18,7 +33,7 @@ function conflictLine(d) {
     const file = (c.overlapping_files || [])[0];
     const maybe = file && file.certain === false ? ` if ${file.if_directory || "a path"} is a directory` : "";
     const where = file ? ` at ${file.example}${maybe}` : c.overlapping_area ? " (same area)" : "";
-    return `${c.agent_name}${where}`;
+    return `${c.agent_name}${where}${gradeNote(c, file)}`;
   });
   const more = total - shown.length;
   const verb = d.blocked ? "was blocked: overlaps" : "overlaps";
@@ -44,7 +59,8 @@ export function describe(frame) {
     }
     case "agent.status": {
       const s = d.session || {};
-      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}${overlapCount(d)}`;
+      const edited = editsSummary(s.edits);
+      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}${edited ? ` (${edited.text})` : ""}${overlapCount(d)}`;
     }
     case "agent.conflict":
       return conflictLine(d);
@@ -139,7 +155,7 @@ export class Feed {
     const item = el(
       "li",
       {
-        class: `ev ev-${kind}${history ? " history" : ""}`,
+        class: `ev ev-${kind}${history ? " history" : ""}${frame.type === "agent.conflict" && meets(frame.data || {}) ? " grade-lines" : ""}`,
         "data-offset": frame.offset,
         "data-type": frame.type,
       },

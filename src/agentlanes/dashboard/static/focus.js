@@ -1,6 +1,7 @@
 // Focus and history: the filters, the selected agent (its pairs, task, leases, messages
 // and a timeline read from the event log) and the sessions that recently left.
 
+import { gradeText } from "./conflicts.js";
 import { $, ago, clockTime, el } from "./dom.js";
 import { describe } from "./feed.js";
 import { liveness } from "./liveness.js";
@@ -10,6 +11,17 @@ const LOG_PAGE = 1000; // the log's largest page
 const TIMELINE_MAX = 200;
 const LEFT_MAX = 20;
 const FILES_SHOWN = 12;
+
+/** "lines 10–12, line 40, after line 7" or "new file": the HEAD lines an edit replaces
+ * ([a+1, a] is git's pure insertion after line a). */
+function rangesText(edit) {
+  if (edit.base === null) return "new file";
+  const inserted = (end) => (end === 0 ? "at the top" : `after line ${end}`);
+  const parts = (edit.ranges || []).map(([start, end]) =>
+    end < start ? inserted(end) : start === end ? `line ${start}` : `lines ${start}–${end}`,
+  );
+  return parts.join(", ") || "no change";
+}
 
 /** Whether an event concerns a session (or, for messages, its agent). */
 function concerns(frame, sessionId, name) {
@@ -254,9 +266,10 @@ export class Focus {
               pairs.map((p) => {
                 const other = p.a.session_id === sel.session_id ? p.b : p.a;
                 const file = p.files[0];
+                const grade = gradeText(p.grade, p.edits);
                 return el(
                   "li",
-                  { class: `row${p.certain ? "" : " uncertain"}` },
+                  { class: `row${p.certain ? "" : " uncertain"}`, "data-grade": p.grade },
                   el("button", { type: "button", class: "link", "data-select": other.session_id, text: other.agent_name }),
                   el("span", {
                     class: "detail",
@@ -264,11 +277,13 @@ export class Focus {
                       ? ` ${file.example}${file.certain ? "" : ` (if ${file.if_directory || "a path"} is a directory)`}`
                       : ` same area ${p.area}`,
                   }),
+                  grade ? el("span", { class: `grade ${p.grade}`, text: grade }) : null,
                 );
               }),
             )
           : none("None."),
       ),
+      ...(live && (live.edits || []).length ? [section(`Edited files (${live.edits.length})`, this.editsView(live.edits))] : []),
       section("Task", task ? el("p", { text: `${task.title} (${task.state})` }) : none("No claimed task.")),
       section(
         `Leases (${leases.length})`,
@@ -285,6 +300,15 @@ export class Focus {
           : none("None."),
       ),
       section("Timeline", this.timelineView()),
+    );
+  }
+
+  /** The files the session changed against HEAD, with the lines each change replaces. */
+  editsView(edits) {
+    return el(
+      "ul",
+      { class: "rows edited" },
+      edits.map((e) => el("li", { "data-path": e.path }, el("code", { text: e.path }), el("span", { class: "detail", text: ` ${rangesText(e)}` }))),
     );
   }
 

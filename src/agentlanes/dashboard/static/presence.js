@@ -20,12 +20,24 @@ function byStart(a, b) {
   return (a.started_at || "").localeCompare(b.started_at || "") || a.agent_name.localeCompare(b.agent_name);
 }
 
+function editsKey(edits) {
+  return JSON.stringify(edits || []);
+}
+
+/** "edited 2 files" and the paths (one a line, for a tooltip), or null without edits. */
+export function editsSummary(edits) {
+  const files = (edits || []).map((e) => e.path);
+  if (!files.length) return null;
+  return { text: `edited ${files.length} file${files.length > 1 ? "s" : ""}`, title: files.join("\n") };
+}
+
 function samePartners(a, b) {
   if (!a || !b) return a === b;
   return (
     a.total === b.total &&
     a.certainTotal === b.certainTotal &&
     a.certain.join("\n") === b.certain.join("\n") &&
+    (a.meeting || []).join("\n") === (b.meeting || []).join("\n") &&
     a.uncertain.join("\n") === b.uncertain.join("\n")
   );
 }
@@ -88,22 +100,21 @@ export class Presence {
     this.schedule();
   }
 
-  /** Apply an agent event; returns whether a session's claim (area or files) changed. */
+  /** Apply an agent event; says whether a session's claim (area or files) changed, and
+   * whether its reported edits did (they decide the grade of its overlaps). */
   apply(frame) {
     const d = frame.data || {};
     switch (frame.type) {
       case "agent.checkin":
-        if (d.session) return this.upsert(d.session);
-        return false;
       case "agent.status":
         if (d.session) return this.upsert(d.session);
-        return false;
+        return { scope: false, edits: false };
       case "agent.checkout":
       case "agent.timeout":
         this.remove(d.session_id, d.status === "superseded" ? "superseded" : ENDED[frame.type]);
-        return true;
+        return { scope: true, edits: false };
       default:
-        return false;
+        return { scope: false, edits: false };
     }
   }
 
@@ -123,7 +134,9 @@ export class Presence {
       known.declared_area !== merged.declared_area ||
       (known.declared_files || []).join("\n") !== (merged.declared_files || []).join("\n");
     if (scopeChanged) this.hooks.changed("scope");
-    return scopeChanged;
+    // A view without the field (an older server) leaves the edits as they were.
+    const editsChanged = known ? editsKey(known.edits) !== editsKey(merged.edits) : Boolean((merged.edits || []).length);
+    return { scope: scopeChanged, edits: editsChanged };
   }
 
   insertInOrder(session) {
@@ -315,6 +328,8 @@ export class Presence {
     card.classList.toggle("maybe", uncertain);
     card.classList.toggle("selected", this.selected === s.session_id);
     const files = s.declared_files || [];
+    const edited = editsSummary(s.edits);
+    const meeting = info ? info.meeting || [] : [];
     let partnerLine = null;
     if (info && info.total) {
       const names = [...info.certain, ...info.uncertain];
@@ -344,7 +359,12 @@ export class Presence {
           }),
         ),
         s.declared_area ? el("span", { class: "area", title: "work area", text: s.declared_area }) : null,
-        certain ? el("span", { class: "flag", text: "conflict" }) : null,
+        // In the head, not a line of its own: a virtual card's height is fixed.
+        edited ? el("span", { class: "edits", title: edited.title, text: edited.text }) : null,
+        certain && meeting.length
+          ? el("span", { class: "flag lines", title: `its edits meet those of ${meeting.join(", ")}: a merge conflict ahead`, text: "edits meet" })
+          : null,
+        certain && !meeting.length ? el("span", { class: "flag", text: "conflict" }) : null,
         uncertain ? el("span", { class: "flag maybe", text: "if dir" }) : null,
       ),
       files.length
