@@ -156,7 +156,8 @@ def plan_copilot(root: Path, program: list[str]) -> list[Change]:
     path = root / ".github" / "hooks" / "agentlanes.json"
     before, data = _json_file(path)
     data.setdefault("version", 1)
-    timeouts = {"sessionStart": 15, "preToolUse": 10, "notification": 10, "sessionEnd": 15}
+    timeouts = {"sessionStart": 15, "preToolUse": 10, "postToolUse": 10, "notification": 10,
+                "sessionEnd": 15}  # fmt: skip
     wanted = {
         e: {"type": "command", "bash": guard_command(program, "copilot", e), "timeoutSec": t}
         for e, t in timeouts.items()
@@ -170,7 +171,7 @@ def plan_windsurf(root: Path, program: list[str]) -> list[Change]:
     path = root / ".windsurf" / "hooks.json"
     before, data = _json_file(path)
     command = guard_command(program, "windsurf")
-    events = ("pre_write_code", "pre_run_command")
+    events = ("pre_write_code", "pre_run_command", "post_write_code")
     wanted = {e: {"command": command, "show_output": True} for e in events}
     _merge_flat(path, _hooks_of(path, data), wanted, "command")
     after = _keep_bytes(before, _dump(data))
@@ -232,22 +233,34 @@ function ask(event) {
 
 export const AgentLanes = async ({ directory, worktree }) => {
   const cwd = directory || worktree || process.cwd();
+  const argsOf = new Map(); // callID -> the tool call's args, for tool.execute.after
   return {
     event: async ({ event }) => {
       if (event.type === "session.created" || event.type === "session.deleted") {
         const info = (event.properties && event.properties.info) || {};
         ask({ event: event.type, session_id: info.id, cwd });
+      } else if (event.type === "session.idle") {
+        const props = event.properties || {};
+        ask({ event: event.type, session_id: props.sessionID, cwd });
       }
     },
     "tool.execute.before": async (input, output) => {
+      const args = (output && output.args) || {};
+      if (input.callID) argsOf.set(input.callID, args);
       const answer = ask({
         event: "tool.execute.before",
         session_id: input.sessionID,
         cwd,
         tool: input.tool,
-        args: (output && output.args) || {},
+        args,
       });
       if (answer.deny) throw new Error(answer.deny);
+    },
+    "tool.execute.after": async (input) => {
+      const args = input.args || argsOf.get(input.callID) || {};
+      argsOf.delete(input.callID);
+      const sid = input.sessionID;
+      ask({ event: "tool.execute.after", session_id: sid, cwd, tool: input.tool, args });
     },
     "experimental.chat.system.transform": async (input, output) => {
       const answer = ask({
@@ -268,7 +281,7 @@ def plan_opencode(root: Path, program: list[str]) -> list[Change]:
     path = root / ".opencode" / "plugins" / "agentlanes.js"
     before = _read(path)
     after = OPENCODE_PLUGIN.replace("__PROGRAM__", json.dumps(program))
-    return [Change(path, before, after, "OpenCode plugin (tool.execute.before)")]
+    return [Change(path, before, after, "OpenCode plugin (tool.execute.before/after)")]
 
 
 def plan_aider(root: Path, program: list[str]) -> list[Change]:

@@ -52,6 +52,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--area", help="new work area")
     p.add_argument("--files", nargs="+", default=None, metavar="GLOB", help="new file globs")
     p.add_argument("--text", help="a short status line others see")
+    p.add_argument(
+        "--edits",
+        nargs="*",
+        default=None,
+        metavar="FILE",
+        help="send these files' changed lines against HEAD (default: the changed files your "
+        "session claims, else every changed file)",
+    )
     p.add_argument("--agent", help=AGENT_HELP)
     add_json(p)
     p.set_defaults(func=status)
@@ -179,7 +187,12 @@ def status(args: argparse.Namespace) -> int:
     from agentlanes.client.config import list_sessions, read_session
 
     cfg = local_config()
-    changing = args.area is not None or args.files is not None or args.text is not None
+    changing = (
+        args.area is not None
+        or args.files is not None
+        or args.text is not None
+        or args.edits is not None
+    )
     with client_errors():
         current = read_session(cfg)
     if not changing and not args.agent and current is None:
@@ -190,10 +203,20 @@ def status(args: argparse.Namespace) -> int:
     files, marked = marked_files(cfg, args.files)
     with client_errors(), make_client(cfg, session["session_token"]) as client:
         if changing:
+            edits = None if args.edits is None else _edits(cfg, client, session, args.edits)
             result = client.status(
-                declared_area=args.area, declared_files=files, status_text=args.text
+                declared_area=args.area,
+                declared_files=files,
+                status_text=args.text,
+                edits=edits,
             )
             data = {**result.raw(), "directories_marked": marked}
+            if edits is not None:
+                data["edits_sent"] = edits
+                if session.get("agent_name"):  # the hooks then do not send them again
+                    from agentlanes.hooks.edits import record_sent
+
+                    record_sent(cfg, session["agent_name"], session, edits)
             if session.get("session_id") == result.session_id:
                 # The guard reads the declared files from here: keep them current.
                 from agentlanes.client.config import save_session
@@ -223,6 +246,11 @@ def status(args: argparse.Namespace) -> int:
         return 0
     for pattern in data.get("directories_marked") or []:
         print(f"{pattern[:-1]} is a directory here: claimed as {pattern}")
+    if "edits_sent" in data:
+        sent = data["edits_sent"]
+        print(f"edits sent for {len(sent)} file(s)" + (":" if sent else ""))
+        for e in sent:
+            print(f"  {e['path']}: {_lines(e['ranges'])}" + ("" if e["base"] else " (new file)"))
     table(
         ("SESSION", "AGENT", "AREA", "FILES", "STATUS TEXT", "EXPIRES"),
         [
@@ -239,6 +267,69 @@ def status(args: argparse.Namespace) -> int:
     if data.get("conflicts"):
         _say_conflicts(data)
     return 0
+
+
+def _edits(cfg: Any, client: Any, session: dict[str, Any], named: list[str]) -> list[Any]:
+    """The edits ``lanes status --edits`` sends: of the files named (relative to here), else
+    of the changed files the session claims (else of every changed file), and of the files
+    it reported before that have no change left (so the server drops them)."""
+    import os
+
+    from agentlanes.client.worktree import changed_files
+    from agentlanes.hooks import edits as reports
+
+    if cfg.root is None:
+        raise CommandError("lanes status --edits: not inside a git repository", EXIT_USAGE)
+    changed: list[str] = []
+    if named:
+        paths = reports.repo_paths(cfg.root, [os.path.abspath(f) for f in named])
+        if not paths:
+            raise CommandError("lanes status --edits: none of these files is in this repository",
+                               EXIT_USAGE)  # fmt: skip
+    else:
+        changed = changed_files(cfg.root)[:10_000]
+        paths = _claimed(client, session, changed) or changed
+        earlier = reports.last_reported(cfg, str(session.get("agent_name") or ""), session)
+        paths += [e["path"] for e in earlier or [] if e["path"] not in paths]
+    try:
+        found = reports.file_edits(cfg.root, paths)
+    except reports.GitUnreadable as exc:
+        raise CommandError(f"lanes status --edits: {exc}", EXIT_USAGE) from None
+    if not named:
+        found = [e for e in found if e["ranges"] or e["path"] not in changed]
+    # The server keeps edits of at most MAX_FILES files per session: the rest stay claims.
+    kept, edited = [], 0
+    for e in found:
+        if e["ranges"]:
+            edited += 1
+            if edited > reports.MAX_FILES:
+                continue
+        kept.append(e)
+    return kept
+
+
+def _lines(ranges: list[list[int]]) -> str:
+    """``lines 3, 10-11, after 20`` (an insertion replaces no line), or no change left."""
+    parts = [f"after {s - 1}" if e < s else (str(s) if s == e else f"{s}-{e}") for s, e in ranges]
+    return "lines " + ", ".join(parts) if parts else "no change left"
+
+
+def _claimed(client: Any, session: dict[str, Any], paths: list[str]) -> list[str]:
+    """The paths the session's claims cover (as presence shows them)."""
+    from agentlanes.domain.globs.claims import claims
+
+    mine = [s for s in client.presence().sessions if s.session_id == session.get("session_id")]
+    patterns = list(mine[0].declared_files) if mine else []
+    out = []
+    for path in paths:
+        for pattern in patterns:
+            try:
+                if claims(pattern, path):
+                    out.append(path)
+                    break
+            except Exception:  # a pattern this version cannot read
+                continue
+    return out
 
 
 def _list_local(sessions: list[dict[str, Any]], args: argparse.Namespace) -> int:

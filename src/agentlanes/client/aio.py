@@ -80,9 +80,18 @@ class AsyncClient(ClientBase):
         declared_area: str | None = None,
         declared_files: list[str] | None = None,
         status_text: str | None = None,
+        edits: list[dict[str, Any]] | None = None,
     ) -> m.StatusResult:
-        """Change the session's area, files or status text; returns fresh conflicts."""
-        return await self.run(calls.status(declared_area, declared_files, status_text))
+        """Change the session's area, files, status text or edits; returns fresh conflicts.
+
+        ``edits``: what this session changed, per file, against ``HEAD`` (SPEC "Line-level
+        claims"): ``[{"path", "base", "ranges": [[start, end], ...]}]``, ``base`` the file's
+        blob id at ``HEAD`` (None for a new file), ``ranges`` the base lines each
+        ``git diff -U0`` hunk replaces (``[]``: no change left, the file's edits are
+        dropped). ``agentlanes.hooks.edits.file_edits(root, paths)`` reads them off git.
+        Each call replaces the edits of the files it lists; an edit's path joins the
+        claims."""
+        return await self.run(calls.status(declared_area, declared_files, status_text, edits))
 
     async def checkout(
         self,

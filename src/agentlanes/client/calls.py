@@ -72,10 +72,16 @@ def heartbeat() -> Call[m.HeartbeatResult]:
 
 
 def status(
-    declared_area: str | None, declared_files: list[str] | None, status_text: str | None
+    declared_area: str | None,
+    declared_files: list[str] | None,
+    status_text: str | None,
+    edits: list[dict[str, Any]] | None = None,
 ) -> Call[m.StatusResult]:
     body = drop_unset(
-        declared_area=declared_area, declared_files=declared_files, status_text=status_text
+        declared_area=declared_area,
+        declared_files=declared_files,
+        status_text=status_text,
+        edits=edits,
     )
     return Call("POST", f"{API}/status", m.StatusResult.model_validate, body, token="required")
 

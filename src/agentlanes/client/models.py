@@ -50,6 +50,9 @@ class Session(Model):
     started_at: str | None = None
     last_heartbeat_at: str | None = None
     expires_at: str | None = None
+    # What the session changed, per file, against HEAD (SPEC "Line-level claims"):
+    # {"path", "base", "ranges"}; an older server sends none.
+    edits: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class CheckinResult(Model):

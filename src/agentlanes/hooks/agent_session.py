@@ -204,7 +204,8 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
 
 
 def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Check out with the changed files (as git sees them) that this session claims.
+    """Check out with the changed files (as git sees them) that this session claims, after
+    sending the edits still waiting (``agentlanes.hooks.edits``).
 
     A session that timed out meanwhile cannot be checked out; its summary and files are
     still recorded: a check-in claiming nothing (so never refused) and its check-out at
@@ -222,6 +223,7 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
     if session is None:
         return {}
     _stop_keepalive(cfg, agent)
+    _flush_edits(cfg, agent, session)
     touched = _touched(cfg, session)
     reason = payload.get("reason") or "other"
     tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
@@ -245,7 +247,25 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
         elif exc.status != 404:
             return {}
     forget_session(cfg, agent)
+    from agentlanes.hooks.edits import forget
+
+    forget(cfg, agent)
     return {}
+
+
+def _flush_edits(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
+    """The last burst's edits, still waiting for their send, go before the check-out (the
+    events then record what the session changed)."""
+    try:
+        from agentlanes.hooks.edits import flush, state_file
+
+        path = state_file(cfg, agent)
+        if path is not None and os.path.exists(path):
+            flush(cfg, agent, session)
+    except Exception as exc:  # the check-out matters more
+        import sys
+
+        print(f"agentlanes: edits not sent ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
 def _stop_keepalive(cfg: LocalConfig, agent: str) -> None:

@@ -143,6 +143,10 @@ def check(
     # Our own edits, as last reported, grade each overlap by lines (SPEC "Line-level
     # claims"); without them the server grades as if we had none.
     edits = (session or {}).get("edits")
+    if edits is None and session and isinstance(session.get("agent_name"), str):
+        from agentlanes.hooks.edits import last_reported  # what the agent's hooks sent
+
+        edits = last_reported(cfg, session["agent_name"], session)
     graded = {"edits": edits} if isinstance(edits, list) else {}
     requests += [
         ("POST", "/api/v1/conflicts/check", {"paths": c, **graded}, check_token) for c in chunks

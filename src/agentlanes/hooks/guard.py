@@ -12,6 +12,10 @@ Claude Code runs the hook command with the event as JSON on stdin
   warning as ``additionalContext`` when there is one. A file outside the session's claims
   then joins them (``POST /api/v1/status``), so others see it live. Reads and tools that
   change no file are never denied: they get no output at all;
+- ``PostToolUse``: the files the tool call changed are noted, and their changed lines
+  against ``HEAD`` reported as ``edits`` within a second (``agentlanes.hooks.edits``);
+  the answer is the agent's news (``agentlanes.hooks.news``);
+- ``Stop``: the edits still waiting are sent, then the news's check before a stop;
 - ``SessionEnd``: check out with the files git sees changed that the session claims.
 
 The hook never exits 2 (Claude Code reads that as "block this tool call"): unreadable
@@ -383,6 +387,10 @@ def handle(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
     if event in ("UserPromptSubmit", "PostToolUse", "Stop"):
         from agentlanes.hooks import news
 
+        if event == "PostToolUse":
+            note_edits(payload, env)
+        elif event == "Stop":
+            flush_edits(payload, env)
         return news.stop(payload, env) if event == "Stop" else news.context(event, payload, env)
     if event not in (None, "PreToolUse"):
         return {}  # an event this hook was not set up for: nothing to say
@@ -396,6 +404,31 @@ def handle(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         except Exception as exc:  # the news never costs the guard its answer
             print(f"agentlanes guard: news skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
     return answer
+
+
+def note_edits(payload: dict[str, Any], env: dict[str, str] | None, spawn: bool = True) -> None:
+    """After a tool call: the files it changed (as ``PreToolUse`` reads them off the same
+    tool call) are noted, and their edits sent within a second (``hooks/edits.py``). Never
+    costs the hook its answer."""
+    try:
+        targets, _ = tool_targets(payload)
+        files = [full for full, is_glob in targets if not is_glob]
+        if files:
+            from agentlanes.hooks.edits import after_files
+
+            after_files(payload, files, env, spawn=spawn)
+    except Exception as exc:
+        print(f"agentlanes guard: edits not noted ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def flush_edits(payload: dict[str, Any], env: dict[str, str] | None) -> None:
+    """At ``Stop`` (and ``SessionEnd``): the edits still waiting for their send go now."""
+    try:
+        from agentlanes.hooks.edits import flush_for
+
+        flush_for(payload, env)
+    except Exception as exc:
+        print(f"agentlanes guard: edits not sent ({type(exc).__name__}: {exc})", file=sys.stderr)
 
 
 def news_wanted(answer: dict[str, Any]) -> bool:

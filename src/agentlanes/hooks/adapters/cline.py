@@ -9,8 +9,11 @@ per hook under ``.clinerules/hooks/``, named after it; each runs
   ``execute_command``: ``parameters.command``): a refusal is
   ``{"cancel": true, "errorMessage"}``; a pass is ``{"cancel": false}`` with any warning
   as ``contextModification``;
-- ``PostToolUse``, ``UserPromptSubmit``: the agent's news as ``contextModification``;
-- ``TaskComplete`` / ``TaskCancel``: check out."""
+- ``PostToolUse`` (``postToolUse: {toolName, parameters, result, success}``): the files a
+  write or command changed are noted, their edits sent within a second
+  (``agentlanes.hooks.edits``); with ``UserPromptSubmit``, the agent's news as
+  ``contextModification``;
+- ``TaskComplete`` / ``TaskCancel``: the edits still waiting are sent, then check out."""
 
 from __future__ import annotations
 
@@ -32,6 +35,22 @@ def _go(context: str | None = None) -> dict[str, Any]:
     return {"cancel": False, "contextModification": context} if context else {"cancel": False}
 
 
+def _call(call: Any) -> tuple[str, dict[str, Any]] | None:
+    """A tool call (``{toolName, parameters}``) that changes files, in Claude Code's
+    terms; None for the others."""
+    call = call if isinstance(call, dict) else {}
+    tool = call.get("toolName")
+    params = call.get("parameters")
+    params = params if isinstance(params, dict) else {}
+    if tool in SHELL_TOOLS and isinstance(params.get("command"), str):
+        return "Bash", {"command": params["command"]}
+    if tool in FILE_TOOLS:
+        path = params.get("path") or params.get("file_path")
+        if isinstance(path, str) and path:
+            return "Write", {"file_path": path}
+    return None
+
+
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = event or payload.get("hookName")
     sid, cwd = payload.get("taskId"), core.first_root(payload.get("workspaceRoots"))
@@ -41,23 +60,15 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         core.end(AGENT, sid, cwd)
         return Answer(_go())
     if name == "PreToolUse":
-        call = payload.get("preToolUse")
-        call = call if isinstance(call, dict) else {}
-        tool = call.get("toolName")
-        params = call.get("parameters")
-        params = params if isinstance(params, dict) else {}
-        if tool in SHELL_TOOLS and isinstance(params.get("command"), str):
-            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": params["command"]})
-        elif tool in FILE_TOOLS:
-            path = params.get("path") or params.get("file_path")
-            if not isinstance(path, str) or not path:
-                return Answer(_go())
-            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
-        else:
+        call = _call(payload.get("preToolUse"))
+        if call is None:
             return Answer(_go())  # read_file, search_files, list_files: never refused
+        verdict = core.check(AGENT, sid, cwd, *call)
         if verdict.deny:
             return Answer({"cancel": True, "errorMessage": verdict.deny})
         return Answer(_go(verdict.context))
+    if name == "PostToolUse" and (call := _call(payload.get("postToolUse"))) is not None:
+        core.edited(AGENT, sid, cwd, *call)
     if name in ("PostToolUse", "UserPromptSubmit"):
         return Answer(_go(core.news(AGENT, sid, cwd)))
     return Answer(_go())

@@ -9,9 +9,11 @@ event) for:
 - ``preToolUse`` (``toolName``, ``toolArgs``: an object, or the arguments as a JSON
   string): a refusal is ``{"permissionDecision": "deny", "permissionDecisionReason"}``.
   Always JSON and always exit 0: a non-zero exit does not block there;
-- ``postToolUse``: claims follow edits (nothing to answer);
+- ``postToolUse`` (``toolName``, ``toolArgs``, ``toolResult``): the files an edit, patch
+  or shell tool changed are noted, their edits sent within a second
+  (``agentlanes.hooks.edits``); nothing to answer;
 - ``notification``: the agent's news as ``additionalContext``;
-- ``sessionEnd``: check out.
+- ``sessionEnd``: the edits still waiting are sent, then check out.
 
 An event without ``sessionId`` names the agent after the Copilot process
 (``copilot-pid<N>``)."""
@@ -44,6 +46,22 @@ def _args(payload: dict[str, Any]) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
+def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A tool call that changes files, in Claude Code's terms; None for the others."""
+    tool = str(payload.get("toolName") or payload.get("tool_name") or "")
+    args = _args(payload)
+    if tool in SHELL_TOOLS and isinstance(args.get("command"), str):
+        return "Bash", {"command": args["command"]}
+    if tool == "apply_patch":
+        return "apply_patch", {"command": args.get("input") or args.get("patch")
+                               or args.get("command")}  # fmt: skip
+    if tool in FILE_TOOLS and args.get("command") not in READ_COMMANDS:
+        path = args.get("path") or args.get("file_path")
+        if isinstance(path, str) and path:
+            return "Write", {"file_path": path}
+    return None
+
+
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = event or payload.get("hookEventName") or payload.get("hook_event_name")
     sid = payload.get("sessionId") or payload.get("session_id")
@@ -55,22 +73,17 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         core.end(AGENT, sid, cwd)
         return Answer({})
     if name in ("preToolUse", "PreToolUse"):
-        tool = str(payload.get("toolName") or payload.get("tool_name") or "")
-        args = _args(payload)
-        if tool in SHELL_TOOLS and isinstance(args.get("command"), str):
-            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": args["command"]})
-        elif tool == "apply_patch":
-            patch = args.get("input") or args.get("patch") or args.get("command")
-            verdict = core.check(AGENT, sid, cwd, "apply_patch", {"command": patch})
-        elif tool in FILE_TOOLS and args.get("command") not in READ_COMMANDS:
-            path = args.get("path") or args.get("file_path")
-            if not isinstance(path, str) or not path:
-                return Answer({})
-            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
-        else:
+        call = _call(payload)
+        if call is None:
             return Answer({})  # view, grep, glob: never refused
+        verdict = core.check(AGENT, sid, cwd, *call)
         if verdict.deny:
             return Answer({"permissionDecision": "deny", "permissionDecisionReason": verdict.deny})
+        return Answer({})
+    if name in ("postToolUse", "PostToolUse"):
+        call = _call(payload)
+        if call is not None:
+            core.edited(AGENT, sid, cwd, *call)
         return Answer({})
     if name in ("notification", "Notification"):
         text = core.news(AGENT, sid, cwd)

@@ -10,6 +10,9 @@ asks this core the same questions the Claude Code guard answers
   refused, anything else passes (a warning as context), reads are never refused, an
   unreachable server passes unless ``fail_closed``; the files then join the claims;
 - ``news``: the agent's unseen news (``news.take``), for the agents with a channel;
+- ``edited``: after a tool call, the files it changed are noted and their line ranges
+  against ``HEAD`` reported as ``edits`` within a second (``agentlanes.hooks.edits``);
+  ``flush`` sends what is still waiting at the end of a turn;
 - ``end``: check out (``agent_session.session_end``).
 
 The agent is named ``<agent>-<session id>`` (``AGENTLANES_AGENT_NAME`` wins when set),
@@ -148,6 +151,29 @@ def check(
         except Exception as exc:  # the news never costs the guard its answer
             print(f"agentlanes guard: news skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
     return Verdict(context="\n".join(n for n in notes if n) or None)
+
+
+def edited(
+    agent: str,
+    sid: Any,
+    cwd: Any,
+    tool: str,
+    tool_input: dict[str, Any],
+    env: dict[str, str] | None = None,
+) -> None:
+    """After a tool call, in Claude Code's terms (as ``check``): the files it changed are
+    noted and their edits sent within a second (``agentlanes.hooks.edits``)."""
+    from agentlanes.hooks.guard import note_edits
+
+    payload = _payload(sid, cwd, "PostToolUse", tool_name=tool, tool_input=tool_input)
+    note_edits(payload, agent_env(agent, sid, env, cwd))
+
+
+def flush(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> None:
+    """At the end of the agent's turn: the edits still waiting are sent now."""
+    from agentlanes.hooks.guard import flush_edits
+
+    flush_edits(_payload(sid, cwd, "Stop"), agent_env(agent, sid, env, cwd))
 
 
 def news(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:

@@ -7,9 +7,11 @@
   ``beforeShellExecution`` (``command``, ``cwd``): a refusal is
   ``{"permission": "deny", "agent_message", "user_message"}``; a pass says nothing
   (``{}``), so Cursor's own approval rules still apply;
-- ``postToolUse``: the agent's news as ``additional_context``;
-- ``stop``: an undelivered message (or an unseen certain overlap) as
-  ``followup_message``, which Cursor sends as the next prompt;
+- ``postToolUse`` (and ``afterFileEdit``: ``file_path``, ``edits``): the files an edit
+  or shell tool changed are noted, their edits sent within a second
+  (``agentlanes.hooks.edits``); the agent's news as ``additional_context``;
+- ``stop``: the edits still waiting are sent; an undelivered message (or an unseen
+  certain overlap) as ``followup_message``, which Cursor sends as the next prompt;
 - ``sessionEnd``: check out.
 
 Every event carries ``conversation_id`` and ``workspace_roots``."""
@@ -41,6 +43,20 @@ def _deny(reason: str) -> dict[str, Any]:
     return {"permission": "deny", "agent_message": reason, "user_message": reason}
 
 
+def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A tool call that changes files, in Claude Code's terms; None for the others."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
+        return "Bash", {"command": tool_input["command"]}
+    if tool in EDIT_TOOLS:
+        path = tool_input.get("file_path") or tool_input.get("path")
+        if isinstance(path, str) and path:
+            return "Write", {"file_path": path}
+    return None
+
+
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = event or payload.get("hook_event_name")
     sid, cwd = _sid(payload), _cwd(payload)
@@ -57,23 +73,21 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         verdict = core.check(AGENT, sid, cwd, "Bash", {"command": command})
         return Answer(_deny(verdict.deny) if verdict.deny else {})
     if name == "preToolUse":
-        tool = payload.get("tool_name")
-        tool_input = payload.get("tool_input")
-        tool_input = tool_input if isinstance(tool_input, dict) else {}
-        if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
-            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": tool_input["command"]})
-        elif tool in EDIT_TOOLS:
-            path = tool_input.get("file_path") or tool_input.get("path")
-            if not isinstance(path, str) or not path:
-                return Answer({})
-            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
-        else:
+        call = _call(payload)
+        if call is None:
             return Answer({})  # reads, searches, MCP calls: never refused
+        verdict = core.check(AGENT, sid, cwd, *call)
         return Answer(_deny(verdict.deny) if verdict.deny else {})
     if name in ("postToolUse", "afterFileEdit"):
+        path = payload.get("file_path")
+        if name == "afterFileEdit" and isinstance(path, str) and path:
+            core.edited(AGENT, sid, cwd, "Write", {"file_path": path})
+        elif name == "postToolUse" and (call := _call(payload)) is not None:
+            core.edited(AGENT, sid, cwd, *call)
         text = core.news(AGENT, sid, cwd)
         return Answer({"additional_context": text} if text else {})
     if name == "stop":  # a follow-up only for what needs the agent (it runs a new turn)
+        core.flush(AGENT, sid, cwd)
         text = core.urgent(AGENT, sid, cwd)
         return Answer({"followup_message": text} if text else {})
     return Answer({})

@@ -6,8 +6,11 @@
 - ``BeforeTool`` (``write_file``, ``replace``: ``tool_input.file_path``;
   ``run_shell_command``: ``tool_input.command``): a refusal is
   ``{"decision": "deny", "reason"}``; a pass is ``{}``;
-- ``AfterTool`` and ``BeforeAgent``: the agent's news as ``additionalContext``;
-- ``SessionEnd``: check out.
+- ``AfterTool`` (``tool_name``, ``tool_input``, ``tool_response``): the files a write or
+  shell tool changed are noted, their edits sent within a second
+  (``agentlanes.hooks.edits``); with ``BeforeAgent``, the agent's news as
+  ``additionalContext``;
+- ``SessionEnd``: the edits still waiting are sent, then check out.
 
 Every event carries ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and
 ``timestamp``."""
@@ -32,6 +35,20 @@ def _context(event: str, text: str | None) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
+def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A tool call that changes files, in Claude Code's terms; None for the others."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
+        return "Bash", {"command": tool_input["command"]}
+    if tool in FILE_TOOLS:
+        path = tool_input.get("file_path") or tool_input.get("path")
+        if isinstance(path, str) and path:
+            return "Write", {"file_path": path}
+    return None
+
+
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = str(event or payload.get("hook_event_name") or "")
     sid, cwd = payload.get("session_id"), payload.get("cwd")
@@ -41,19 +58,13 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         core.end(AGENT, sid, cwd)
         return Answer({})
     if name == "BeforeTool":
-        tool = payload.get("tool_name")
-        tool_input = payload.get("tool_input")
-        tool_input = tool_input if isinstance(tool_input, dict) else {}
-        if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
-            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": tool_input["command"]})
-        elif tool in FILE_TOOLS:
-            path = tool_input.get("file_path") or tool_input.get("path")
-            if not isinstance(path, str) or not path:
-                return Answer({})
-            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
-        else:
+        call = _call(payload)
+        if call is None:
             return Answer({})  # read_file, glob, search: never refused
+        verdict = core.check(AGENT, sid, cwd, *call)
         return Answer({"decision": "deny", "reason": verdict.deny} if verdict.deny else {})
+    if name == "AfterTool" and (call := _call(payload)) is not None:
+        core.edited(AGENT, sid, cwd, *call)
     if name in ("AfterTool", "BeforeAgent"):
         return Answer(_context(name, core.news(AGENT, sid, cwd)))
     return Answer({})

@@ -10,10 +10,15 @@ under Bun and Node alike) with one JSON object on stdin, of this adapter's own s
   ``args.command``; ``apply_patch``/``patch``: ``args.patchText``): answers
   ``{"deny": reason}``, and the plugin throws an ``Error`` with it, which OpenCode
   reports to the model as the tool's failure;
+- ``tool.execute.after`` (``input: {tool, sessionID, callID, args}``; the plugin also
+  keeps each call's ``args`` from ``tool.execute.before`` by ``callID``, for versions
+  whose ``input`` lacks them): the files the tool changed are noted, their edits sent
+  within a second (``agentlanes.hooks.edits``); answers ``{}``;
 - ``experimental.chat.system.transform``: the agent's news, which the plugin adds to
   the system prompt; answers ``{"context"}``;
-- ``session.deleted``: check out. (``session.idle`` only means a turn ended: the
-  session stays checked in.)"""
+- ``session.idle`` (a turn ended; the session stays checked in): the edits still
+  waiting are sent;
+- ``session.deleted``: the edits still waiting are sent, then check out."""
 
 from __future__ import annotations
 
@@ -29,6 +34,23 @@ FILE_TOOLS = frozenset({"write", "edit", "multiedit"})
 PATCH_TOOLS = frozenset({"apply_patch", "patch"})
 
 
+def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A tool call that changes files, in Claude Code's terms; None for the others."""
+    tool = payload.get("tool")
+    args = payload.get("args")
+    args = args if isinstance(args, dict) else {}
+    if tool == "bash" and isinstance(args.get("command"), str):
+        return "Bash", {"command": args["command"]}
+    if tool in PATCH_TOOLS:
+        return "apply_patch", {"command": args.get("patchText") or args.get("patch")
+                               or args.get("input")}  # fmt: skip
+    if tool in FILE_TOOLS:
+        path = args.get("filePath") or args.get("file_path") or args.get("path")
+        if isinstance(path, str) and path:
+            return "Write", {"file_path": path}
+    return None
+
+
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = event or payload.get("event")
     sid, cwd = payload.get("session_id"), payload.get("cwd")
@@ -39,22 +61,19 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         core.end(AGENT, sid, cwd)
         return Answer({})
     if name == "tool.execute.before":
-        tool = payload.get("tool")
-        args = payload.get("args")
-        args = args if isinstance(args, dict) else {}
-        if tool == "bash" and isinstance(args.get("command"), str):
-            verdict = core.check(AGENT, sid, cwd, "Bash", {"command": args["command"]})
-        elif tool in PATCH_TOOLS:
-            patch = args.get("patchText") or args.get("patch") or args.get("input")
-            verdict = core.check(AGENT, sid, cwd, "apply_patch", {"command": patch})
-        elif tool in FILE_TOOLS:
-            path = args.get("filePath") or args.get("file_path") or args.get("path")
-            if not isinstance(path, str) or not path:
-                return Answer({})
-            verdict = core.check(AGENT, sid, cwd, "Write", {"file_path": path})
-        else:
+        call = _call(payload)
+        if call is None:
             return Answer({})  # read, grep, glob, list: never refused
+        verdict = core.check(AGENT, sid, cwd, *call)
         return Answer({"deny": verdict.deny} if verdict.deny else {})
+    if name == "tool.execute.after":
+        call = _call(payload)
+        if call is not None:
+            core.edited(AGENT, sid, cwd, *call)
+        return Answer({})
+    if name == "session.idle":  # a turn ended: the edits still waiting go now
+        core.flush(AGENT, sid, cwd)
+        return Answer({})
     if name == "experimental.chat.system.transform":
         text = core.news(AGENT, sid, cwd)
         return Answer({"context": text} if text else {})

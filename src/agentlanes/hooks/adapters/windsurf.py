@@ -1,8 +1,11 @@
 """Windsurf's Cascade hooks (https://docs.windsurf.com/windsurf/cascade/hooks).
 ``.windsurf/hooks.json`` runs ``lanes guard --agent windsurf`` for ``pre_write_code``
 (``tool_info.file_path``), ``pre_run_command`` (``tool_info.command_line``,
-``tool_info.cwd``) and ``post_write_code``. The input names its event in
-``agent_action_name`` and the conversation in ``trajectory_id``.
+``tool_info.cwd``) and ``post_write_code`` (``tool_info.file_path``, ``tool_info.edits``:
+the file's edits are noted and sent within a second, ``agentlanes.hooks.edits``). The
+input names its event in ``agent_action_name`` and the conversation in
+``trajectory_id``. With no turn-end or session-end event, the last edits go with the
+scheduled send alone.
 
 A refusal is exit code 2 with the reason on stderr (Cascade shows it); anything else
 exits 0 with nothing to say. Windsurf has no session-start event and no channel into
@@ -40,8 +43,13 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
         if not isinstance(command, str):
             return Answer()
         verdict = core.check(AGENT, sid, cwd, "Bash", {"command": command})
+    elif name == "post_write_code":
+        path = info.get("file_path")
+        if isinstance(path, str) and path:
+            core.edited(AGENT, sid, cwd, "Write", {"file_path": path})
+        return Answer()
     else:
-        return Answer()  # post hooks, reads, prompts: nothing to refuse
+        return Answer()  # other post hooks, reads, prompts: nothing to refuse
     if verdict.deny:
         return Answer(code=2, err=verdict.deny)
     return Answer()
