@@ -61,10 +61,12 @@ def test_checkin_keeps_the_token_in_git_dir_and_shows_conflicts_as_a_table(
         "YOURS",
         "EXAMPLE",
         "CERTAIN",
+        "GRADE",
     ]
     row = lines[header + 2].split()
     assert row[:4] == ["alice", "api", "src/api/**", "src/**/*.ts"]
     assert row[4].startswith("src/api/") and row[4].endswith(".ts")
+    assert row[-1] == "claims"  # neither has edits (SPEC Line-level claims)
 
     table = lanes(repo_b, env_b, "presence")
     assert [line.split()[0] for line in table.stdout.splitlines()[2:]] == ["alice", "bob"]

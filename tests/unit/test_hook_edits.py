@@ -135,12 +135,17 @@ def test_a_rename_is_a_deletion_and_a_new_file(repo: Path) -> None:
     assert [e["path"] for e in edits.file_edits(str(repo), ["renamed.txt"])] == ["renamed.txt"]
 
 
-def test_binary_ignored_and_missing_files_are_left_out(repo: Path) -> None:
+def test_ignored_and_missing_files_are_left_out_and_a_binary_is_every_line(repo: Path) -> None:
+    from agentlanes.domain.edits import WHOLE_FILE
+
     (repo / "img.bin").write_bytes(b"\0\3")
     (repo / "debug.log").write_text("noise\n")
     (repo / "sub").mkdir()
     found = edits.file_edits(str(repo), ["img.bin", "debug.log", "sub", "a.py"])
-    assert [e["path"] for e in found] == ["a.py"]
+    assert [e["path"] for e in found] == ["img.bin", "a.py"]
+    # git prints no lines of a binary file: its change is every line (two changes of one
+    # binary file conflict at merge, and meet here).
+    assert found[0]["ranges"] == [list(WHOLE_FILE)]
     # Made and removed again: no change left (drops what may have been sent).
     assert edits.file_edits(str(repo), ["never.py"]) == [
         {"path": "never.py", "base": None, "ranges": []}

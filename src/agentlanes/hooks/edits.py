@@ -117,7 +117,7 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
     ``[]`` for a file with no change left. Files git ignores, binary files (no lines to
     compare) and paths that are directories are left out. Raises ``GitUnreadable`` when
     git cannot say."""
-    from agentlanes.domain.edits import parse_unified_zero
+    from agentlanes.domain.edits import GIT_DIFF_ARGS, parse_unified_zero
 
     paths = [p for p in dict.fromkeys(paths) if p and "\n" not in p]
     if not paths:
@@ -125,26 +125,20 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
     bases = _bases(root, paths)
     tracked = [p for p in paths if bases[p] is not None]
     ranges: dict[str, list[tuple[int, int]]] = {}
-    binary: set[str] = set()
     if tracked:
-        diff = _git(
-            root,
-            ["diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-             "--src-prefix=a/", "--dst-prefix=b/", "HEAD", "--", *tracked],
-        )  # fmt: skip
+        # The merge's own diff (histogram, no indent heuristic: domain.edits.GIT_DIFF_ARGS),
+        # so the ranges meet where git's merge will find them meeting.
+        diff = _git(root, [*GIT_DIFF_ARGS, "--no-renames", "HEAD", "--", *tracked])
         if diff is None:  # report nothing rather than "no change"
             raise GitUnreadable(f"git diff failed in {root}")
         text = diff.decode("utf-8", "surrogateescape")
-        ranges = parse_unified_zero(text)
-        binary = _binary(text)
+        ranges = parse_unified_zero(text)  # a binary file: every line (WHOLE_FILE)
     new = [p for p in paths if bases[p] is None and os.path.isfile(os.path.join(root, p))]
     ignored = _ignored(root, new) if new else set()
     out: list[dict[str, Any]] = []
     for path in paths:
         base = bases[path]
         if base is not None:
-            if path in binary:
-                continue
             found = ranges.get(path, [])
             out.append({"path": path, "base": base, "ranges": [list(r) for r in found]})
         elif path in new:
@@ -152,26 +146,6 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
                 out.append({"path": path, "base": None, "ranges": [[1, 0]]})
         elif not os.path.isdir(os.path.join(root, path)):
             out.append({"path": path, "base": None, "ranges": []})  # made and removed again
-    return out
-
-
-def _binary(diff: str) -> set[str]:
-    """The files a diff shows as ``Binary files a/x and b/x differ`` (no lines)."""
-    out = set()
-    for line in diff.splitlines():
-        if line.startswith("Binary files ") and line.endswith(" differ"):
-            body = line[len("Binary files ") : -len(" differ")]
-            new = body.rpartition(" and ")[2]
-            old = body.partition(" and ")[0]
-            for name in (new, old):
-                if name.startswith('"'):
-                    from agentlanes.domain.edits import _diff_path
-
-                    found = _diff_path(name)
-                else:
-                    found = name[2:] if name[:2] in ("a/", "b/") else None
-                if found:
-                    out.add(found)
     return out
 
 
