@@ -79,11 +79,16 @@ def test_meeting_refuses_only_where_their_edits_meet_the_coming_lines(repo: Path
     edit = EDITS[0]  # line 7
     near, far, other_base = conflict([[8, 9]]), conflict([[20, 21]]), conflict([[30, 30]])
     other_base["edits"][0]["base"] = "f" * 40
-    refusing, coming = meeting(edit, str(repo), ["app.py"], [near, far, other_base], 0)
+    refusing, coming, why = meeting(edit, str(repo), ["app.py"], [near, far, other_base], 0)
     assert refusing == [near, other_base]
     assert coming == {"app.py": FileEdit(base, ((7, 7),))}
+    assert why[0] == (
+        "your edit of app.py (lines 7) meets their lines: alice's edits (lines 8-9) and "
+        "yours would conflict at merge"
+    )
+    assert "another base" in why[1]
     # The margin widens what meets; an edit that cannot be told meets every edit there.
-    refusing, _ = meeting(edit, str(repo), ["app.py"], [far], 12)
+    refusing, _, _ = meeting(edit, str(repo), ["app.py"], [far], 12)
     assert refusing == [far]
     blind = {"tool_name": "Edit", "tool_input": {"old_string": "zzz", "new_string": "y"}}
     assert meeting(blind, str(repo), ["app.py"], [far], 0)[0] == [far]

@@ -59,12 +59,12 @@ def edit_lines(conflict: dict[str, Any]) -> Iterator[str]:
     that only they have edited it."""
     agent = conflict.get("agent_name", "?")
     for f in conflict.get("edits") or []:
-        theirs = _ranges_text(f.get("ranges"))
+        theirs = ranges_text(f.get("ranges"))
         if f.get("edited_by") == "both" and f.get("grade") == "lines":
             if f.get("same_base", True):
                 yield (
                     f"{f.get('path')}: {agent}'s edits (lines {theirs}) meet yours "
-                    f"(lines {_ranges_text(f.get('my_ranges'))}): a merge conflict ahead"
+                    f"(lines {ranges_text(f.get('my_ranges'))}): a merge conflict ahead"
                 )
             else:
                 yield (
@@ -80,10 +80,11 @@ def edit_lines(conflict: dict[str, Any]) -> Iterator[str]:
             yield f"{f.get('path')}: {agent} has edited it (lines {theirs}); you have not"
 
 
-def _ranges_text(ranges: Any) -> str:
+def ranges_text(ranges: Any) -> str:
+    """``10-12, after 40`` for base ranges ``[[10, 12], [41, 40]]`` (lists or tuples)."""
     parts = []
     for r in ranges or []:
-        if isinstance(r, list) and len(r) == 2:
+        if isinstance(r, list | tuple) and len(r) == 2:
             s, e = r
             parts.append(f"after {s - 1}" if e < s else (str(s) if s == e else f"{s}-{e}"))
     return ", ".join(parts) or "?"

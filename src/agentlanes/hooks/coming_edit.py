@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentlanes.domain.edits import GIT_DIFF_ARGS, FileEdit, Range, parse_unified_zero
 
@@ -117,31 +117,54 @@ def _blob_id(repo: str, rel: str) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+class Meeting(NamedTuple):
+    """What :func:`meeting` found: the conflicts the edit meets, the coming edits by path,
+    and one line per meeting (who, which file, whose lines)."""
+
+    refusing: list[dict[str, Any]]
+    coming: dict[str, FileEdit]
+    why: list[str]
+
+
 def meeting(
     payload: dict[str, Any],
     repo: str,
     paths: list[str],
     conflicts: list[dict[str, Any]],
     margin: int,
-) -> tuple[list[dict[str, Any]], dict[str, FileEdit]]:
+) -> Meeting:
     """Under ``block_on = lines``: the conflicts this edit would meet (their edits to a file
     it changes meet its lines, on the same base; another base, or an edit whose lines
     cannot be told, counts as meeting), and the coming edits by path (to report with the
     claim, so the server grades them too)."""
+    from agentlanes.client.report import ranges_text
     from agentlanes.domain.edits import LINES, grade_file
 
     coming: dict[str, FileEdit | None] = {}
     for rel in paths:
         text = after_tool(payload, os.path.join(repo, rel))
         coming[rel] = coming_edit(repo, rel, text) if text is not None else None
-    refusing = []
+    refusing, why = [], []
     for c in conflicts:
         for f in c.get("edits") or []:
             if f.get("path") not in coming or f.get("edited_by") not in ("them", "both"):
                 continue
             mine = coming[f["path"]]
             theirs = FileEdit(f.get("base"), tuple((s, e) for s, e in f.get("ranges") or []))
-            if mine is None or grade_file(mine, theirs, margin)[0] == LINES:
-                refusing.append(c)
-                break
-    return refusing, {p: e for p, e in coming.items() if e is not None and e.ranges}
+            grade, same = grade_file(mine, theirs, margin) if mine else (LINES, True)
+            if grade != LINES:
+                continue
+            refusing.append(c)
+            who, path = c.get("agent_name", "?"), f["path"]
+            if mine is None:
+                how = "cannot be told line by line, and they have edited it"
+            elif not same:
+                how = "is on another base than their edits (line numbers not comparable)"
+            else:
+                how = f"(lines {ranges_text(mine.ranges)}) meets their lines"
+            why.append(
+                f"your edit of {path} {how}: {who}'s edits (lines "
+                f"{ranges_text(theirs.ranges)}) and yours would conflict at merge"
+            )
+            break
+    return Meeting(refusing, {p: e for p, e in coming.items() if e is not None and e.ranges}, why)

@@ -32,7 +32,7 @@ import sys
 import time
 
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
-from agentlanes.client.report import claimed_earlier
+from agentlanes.client.report import claimed_earlier, edit_lines, ranges_text
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call, call_many
 
@@ -149,6 +149,7 @@ def overlap_lines(conflicts: list[dict[str, Any]]) -> list[str]:
             if not f.get("certain", True):
                 line += f", only if {f.get('if_directory')} is a directory"
             lines.append(line)
+        lines.extend(f"agentlanes: {line}" for line in edit_lines(c))
     if len(lines) > SHOWN_LINES:
         lines[SHOWN_LINES:] = [f"agentlanes: ... and {len(lines) - SHOWN_LINES} more"]
     return lines
@@ -269,10 +270,21 @@ def _check_edit(
         _beaten(session)
     # The older claim stands: only an overlap with a claim made before mine refuses.
     refusing = claimed_earlier(others, own) if others else []
+    coming: dict[str, Any] = {}
+    if refusing and project.get("block_on") == "lines" and cfg.root:
+        # SPEC "Line-level claims": only where their edits to a file this call changes
+        # meet the lines it is about to change (diffed by git before the edit is made).
+        from agentlanes.hooks.coming_edit import meeting
+
+        margin = int(project.get("line_margin") or 0)
+        refusing, coming, meets = meeting(payload, cfg.root, paths, refusing, margin)
+    else:
+        meets = []
     if refusing and project.get("conflict_mode") == "block" and _certain(refusing):
         return _deny(
             "\n".join(
                 [
+                    *(f"agentlanes: {line}" for line in meets),
                     *overlap_lines(refusing),
                     "agentlanes: edit refused (block mode): pick other files, or "
                     + _coordinate(refusing, agent),
@@ -280,6 +292,11 @@ def _check_edit(
             )
         )
     notes.extend(overlap_lines(others))
+    for path, e in coming.items():  # admitted under block_on = lines: say why
+        notes.append(
+            f"agentlanes: your edit of {path} (lines {ranges_text(e.ranges)}) is apart from the "
+            "others' edits there: git merges them (block_on = lines)"
+        )
     # Claims follow edits: what this call changes and our claims do not cover yet joins
     # them, now that its check has passed.
     covered = {
@@ -298,7 +315,7 @@ def _check_edit(
         else:
             notes.extend(_join_again(cfg, agent, session, new))
     elif new:
-        notes.extend(_claim(cfg, session, new))
+        notes.extend(_claim(cfg, session, new, coming))
     return _context("PreToolUse", notes, allow)
 
 
@@ -323,16 +340,21 @@ def _beaten(session: dict[str, Any]) -> None:
             pass
 
 
-def _claim(cfg: LocalConfig, session: dict[str, Any], new: list[str]) -> list[str]:
-    """Add ``new`` to the session's declared files (a status change others see live)."""
+def _claim(
+    cfg: LocalConfig, session: dict[str, Any], new: list[str], coming: dict[str, Any] | None = None
+) -> list[str]:
+    """Add ``new`` to the session's declared files (a status change others see live), with
+    the edits about to be made when they were read (``block_on = lines``: the server then
+    grades the new claim by them, as the guard just did)."""
     from agentlanes.client.config import save_session
 
     declared = list(session.get("declared_files") or [])
     wanted = declared + [p for p in new if p not in declared]
+    body: dict[str, Any] = {"declared_files": wanted}
+    if coming:
+        body["edits"] = [e.wire(p) for p, e in coming.items()]
     try:
-        result = call(
-            cfg, "POST", "/api/v1/status", {"declared_files": wanted}, session["session_token"]
-        )
+        result = call(cfg, "POST", "/api/v1/status", body, session["session_token"])
     except LeanUnreachable as exc:
         return [f"agentlanes: server unreachable ({exc}); your claims were not widened"]
     except LeanApiError as exc:
