@@ -30,6 +30,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -127,23 +128,27 @@ def main() -> int:
         for n in (10, 1000):
             p = asyncio.run(make(server.url, n))
             key = p["key"]
-            narrow = checkin(key, "probe", ["tools/probe/**"])
-            mine = ["tools/edit/**"]
-            narrow_status = status(
-                server.url, key, "editor", mine, [f"tools/edit/{k}.py" for k in range(3)]
-            )
-            calls = {f"narrow check-in, {n:,} live": narrow}
-            calls[f"narrow status with edits, {n:,} live"] = narrow_status
+            edited = [f"tools/edit/{k}.py" for k in range(3)]
+            # Made one at a time, just before its row: a session a later row needs (the
+            # broad editor) must not overlap the rows before it.
+            calls: dict[str, Callable[[], Call]] = {
+                f"narrow check-in, {n:,} live": lambda k=key: checkin(
+                    k, "probe", ["tools/probe/**"]
+                ),
+                f"narrow status with edits, {n:,} live": lambda k=key, e=edited: status(
+                    server.url, k, "editor", ["tools/edit/**"], e
+                ),
+            }
             if n == 1000:
-                calls["broad check-in **/*.md, 1,000 live"] = checkin(key, "broad", ["**/*.md"])
-                calls["broad status with edits, 1,000 live"] = status(
-                    server.url,
-                    key,
-                    "broad-editor",
-                    ["**/*.md"],
-                    [f"docs/s-{i}.md" for i in range(10)],
+                broad = [f"docs/s-{i}.md" for i in range(10)]
+                calls["broad check-in **/*.md, 1,000 live"] = lambda k=key: checkin(
+                    k, "broad", ["**/*.md"]
                 )
-            for name, call in calls.items():
+                calls["broad status with edits, 1,000 live"] = lambda k=key, e=broad: status(
+                    server.url, k, "broad-editor", ["**/*.md"], e
+                )
+            for name, make_call in calls.items():
+                call = make_call()
                 preflight(server.url, call, 201 if "check-in" in name else 200)
                 conflicts[name] = _total(_once(server.url, call))
                 rows[name] = wrk.run(server.url, [call], 1)

@@ -211,7 +211,7 @@ class EditedFileOut(BaseModel):
     """A file of the overlap that one side or both edited."""
 
     path: str
-    edited_by: Literal["both", "them", "me"]
+    edited_by: Literal["both", "them"]
     grade: Literal["lines", "file"] | None = None  # both
     same_base: bool | None = None  # both: false, the line numbers cannot be compared
     base: str | None = None  # theirs: the blob id their ranges count in

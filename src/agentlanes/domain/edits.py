@@ -127,14 +127,17 @@ def grade_pair(
     theirs: Mapping[str, FileEdit],
     *,
     i_claim: Callable[[str], bool],
-    they_claim: Callable[[str], bool],
+    they_claim: Callable[[str], bool] | None = None,
     margin: int = 0,
     max_files: int | None = None,
 ) -> Graded:
     """Grade the overlap of two sessions from their edits: ``lines`` when a file both
     edited has ranges that meet (or two different bases), ``file`` when both edited some
     file of the overlap and none meets, else ``claims``. ``i_claim`` / ``they_claim``: the
-    claim rule of each side, to tell which one-sided edits lie in the overlap."""
+    claim rule of each side, to tell which one-sided edits lie in the overlap; without
+    ``they_claim`` my one-sided edits are not listed (they change neither the grade nor
+    what ``block_on = lines`` refuses, and telling them costs a claim check per path and
+    conflict: the server leaves them out)."""
     grade = CLAIMS
     files: list[dict[str, Any]] = []
     theirs_only = False
@@ -156,7 +159,7 @@ def grade_pair(
         elif t is not None and i_claim(path):
             theirs_only = True
             entry = {"path": path, "edited_by": "them", "base": t.base, "ranges": _wire(t.ranges)}
-        elif m is not None and they_claim(path):
+        elif m is not None and they_claim is not None and they_claim(path):
             entry = {"path": path, "edited_by": "me", "my_ranges": _wire(m.ranges)}
         else:
             continue

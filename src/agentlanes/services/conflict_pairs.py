@@ -207,7 +207,6 @@ def _grade(
         mine,
         theirs,
         i_claim=line_claims.claimer(list(a.declared_files or []) if a else []),
-        they_claim=line_claims.claimer(list(b.declared_files or []) if b else []),
         margin=margin,
     )
     both = [{"path": f["path"], "grade": f["grade"]} for f in g.files if "grade" in f]

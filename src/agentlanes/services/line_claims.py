@@ -183,7 +183,6 @@ def graded(
     mine: Edits,
     i_claim: Callable[[str], bool],
     theirs: Edits,
-    their_patterns: Sequence[str],
     *,
     margin: int,
     max_files: int,
@@ -193,7 +192,6 @@ def graded(
         mine,
         theirs,
         i_claim=i_claim,
-        they_claim=claimer(their_patterns),
         margin=margin,
         max_files=max_files,
     )

@@ -302,7 +302,6 @@ class LiveProject:
                     mine,
                     i_claim,
                     theirs.edits if theirs else {},
-                    theirs.declared_files if theirs else (),
                     margin=margin,
                     max_files=max_files or 10,
                 )
