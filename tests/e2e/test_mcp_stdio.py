@@ -222,3 +222,30 @@ def test_mcp_over_http_keeps_the_session_alive_while_connected(
         assert live() == []  # the MCP session ended, so did the heartbeats
 
     anyio.run(scenario)
+
+
+def test_mcp_status_reports_edits_read_with_git(
+    agent_server: ServerProcess, tmp_path: Path
+) -> None:
+    """SPEC "Line-level claims": an MCP-only agent reports its edits with the status tool's
+    ``edited_files``; the stdio server reads the changed lines with git in its checkout."""
+    key = new_project(agent_server.url)["api_key"]
+    env = isolated_env(tmp_path / "home", agent_server.url, key)
+    repo = make_repo(tmp_path / "repo", env)
+    (repo / "README").write_text("hello\nsecond\n")  # line 1 kept, a line inserted after it
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agentlanes", "mcp"], env=env, cwd=str(repo)
+    )
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            payload(await client.call_tool("checkin", {"agent_name": "mcp-only"}))
+            status = payload(
+                await client.call_tool("status", {"edited_files": [str(repo / "README")]})
+            )
+            assert [(e["path"], e["ranges"]) for e in status["edits"]] == [("README", [[2, 1]])]
+            assert "README" in status["declared_files"]
+            bad = await client.call_tool("status", {"edited_files": ["/elsewhere/x.py"]})
+            assert not bad.is_error  # outside the checkout: nothing to report, not an error
+
+    anyio.run(scenario)

@@ -143,6 +143,22 @@ class Lanes:
 
         return mark_directories(values, self.cfg.root)
 
+    def edits_of(self, files: list[str] | None) -> list[dict[str, Any]] | None:
+        """The edits of ``files`` (SPEC "Line-level claims"), read with git in this checkout."""
+        if not files:
+            return None
+        if self.cfg is None or not self.cfg.root:
+            raise ToolError(
+                "VALIDATION_ERROR: edited_files needs the MCP server that runs in your "
+                "checkout (lanes mcp, stdio); here, report edits with `lanes status --edits`"
+            )
+        from agentlanes.hooks.edits import GitUnreadable, file_edits, repo_paths
+
+        try:
+            return file_edits(self.cfg.root, repo_paths(self.cfg.root, files))
+        except GitUnreadable as exc:
+            raise ToolError(f"VALIDATION_ERROR: edited_files: {exc}") from None
+
     def keep(self, result: Any) -> None:
         from agentlanes.client.config import save_checkin
 

@@ -70,14 +70,25 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         status_text: Annotated[
             str | None, Field(description="One line the others see, e.g. 'migrating invoices'.")
         ] = None,
+        edited_files: Annotated[
+            list[str] | None,
+            Field(
+                description="Files you changed: the lines you changed against HEAD are read "
+                "with git in your checkout and reported, so each overlap is graded 'lines' "
+                "(a merge conflict ahead) or 'file' (git merges it). Only where this server "
+                "runs in your checkout (stdio)."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        """Change your work area, file globs or status line; returns fresh conflicts.
+        """Change your work area, file globs or status line, or report your edits; returns
+        fresh conflicts, each with its grade.
 
         In a block-mode project a change that overlaps another agent is refused and your
-        old scope stays."""
+        old scope stays (an edit report is always kept)."""
         lanes = await resolve(ctx)
         files, marked = lanes.patterns(declared_files)
-        result = await lanes.call(lanes.client.status(declared_area, files, status_text))
+        edits = lanes.edits_of(edited_files)
+        result = await lanes.call(lanes.client.status(declared_area, files, status_text, edits))
         return {**result.raw(), "directories_marked": marked}
 
     @server.tool(annotations=ENDS)
