@@ -224,4 +224,4 @@ async def security_headers(message: Message, scope: Scope) -> None:
     for key, value in SECURITY_HEADERS:
         if key not in present:
             headers.append((key, value))
-    message["headers"] = headers  # type: ignore[typeddict-unknown-key]
+    message["headers"] = headers

@@ -133,7 +133,7 @@ def patterns(description: str) -> Any:
     brace limits) are the ``glob-pattern`` format's, described in docs/api.md."""
     item = Schema(
         type=OpenAPIType.STRING,
-        format="glob-pattern",  # type: ignore[arg-type]
+        format="glob-pattern",
         min_length=1,
         max_length=Limit("max_pattern_length"),
     )
@@ -145,7 +145,7 @@ def paths(description: str) -> Any:
     """Concrete relative file paths: at most ``max_paths``, each a ``repo-path``."""
     item = Schema(
         type=OpenAPIType.STRING,
-        format="repo-path",  # type: ignore[arg-type]
+        format="repo-path",
         min_length=1,
         max_length=Limit("max_pattern_length"),
     )

@@ -86,7 +86,7 @@ class Automaton:
                     segs.append(None)
                 else:
                     by_segment.setdefault(el, []).append(len(kinds))  # type: ignore[arg-type]
-                    if sg.witness(el) is not None:  # type: ignore[arg-type]
+                    if sg.witness(el) is not None:
                         witnessed.append(len(kinds))
                     kinds.append(_SEG)
                     segs.append(el)  # type: ignore[arg-type]
@@ -215,7 +215,7 @@ class Automaton:
             words: list[str] | None = []
             while self.kinds[p] != _END:
                 if self.kinds[p] == _SEG:
-                    word = sg.witness(self.segs[p])  # type: ignore[arg-type]
+                    word = sg.witness(self.segs[p])
                     if word is None:
                         words = None
                         break

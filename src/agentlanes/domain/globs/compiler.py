@@ -194,7 +194,7 @@ class CompiledPattern(Automaton):
                 found = _after_literal(words, rest.automaton)
             else:
                 found = self._after_lead(mask, nonempty, rest)
-            _REST_MEMO.store(table, key, found)  # type: ignore[arg-type]
+            _REST_MEMO.store(table, key, found)
         return found  # type: ignore[return-value]
 
     def literal_lead(self, mask: int) -> tuple[tuple[str, ...], int]:
@@ -232,7 +232,7 @@ class CompiledPattern(Automaton):
         found = table.get(key, _MISSING)
         if found is _MISSING:
             found = _search(self, after, y, True, ymask)
-            _LEAD_MEMO.store(table, key, found)  # type: ignore[arg-type]
+            _LEAD_MEMO.store(table, key, found)
         return None if found is None else lead + found  # type: ignore[operator]
 
 
