@@ -6,19 +6,24 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from enum import Enum
+from typing import Final
 
 from . import segments as sg
 from .segments import Segment
 
 
-class _GlobStar:
-    """A whole ``**`` segment: zero or more whole path segments."""
+class _GlobStar(Enum):
+    """A whole ``**`` segment: zero or more whole path segments. An enum member, so that
+    ``el is GLOBSTAR`` tells the type checker what ``el`` is otherwise (a segment)."""
+
+    GLOBSTAR = "**"
 
     def __repr__(self) -> str:
         return "GLOBSTAR"
 
 
-GLOBSTAR = _GlobStar()
+GLOBSTAR: Final = _GlobStar.GLOBSTAR
 Element = Segment | _GlobStar
 Alternative = tuple[Element, ...]
 
@@ -85,11 +90,11 @@ class Automaton:
                     kinds.append(_GLOB)
                     segs.append(None)
                 else:
-                    by_segment.setdefault(el, []).append(len(kinds))  # type: ignore[arg-type]
+                    by_segment.setdefault(el, []).append(len(kinds))
                     if sg.witness(el) is not None:
                         witnessed.append(len(kinds))
                     kinds.append(_SEG)
-                    segs.append(el)  # type: ignore[arg-type]
+                    segs.append(el)
             ends.append(len(kinds))
             kinds.append(_END)
             segs.append(None)

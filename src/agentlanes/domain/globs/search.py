@@ -180,4 +180,4 @@ def _common_word(a: Element, b: Element) -> str | None:
         return sg.witness(b)
     if b is GLOBSTAR:
         return sg.witness(a)
-    return sg.intersect(a, b) if sg.may_intersect(a, b) else None  # type: ignore[arg-type]
+    return sg.intersect(a, b) if sg.may_intersect(a, b) else None
