@@ -206,9 +206,10 @@ class CompiledPattern(Automaton):
         words: list[str] = []
         while mask == mask & -mask:
             p = mask.bit_length() - 1
-            if kinds[p] != _SEG or literals[p] is None or not valid >> p & 1:
+            word = literals[p]
+            if kinds[p] != _SEG or word is None or not valid >> p & 1:
                 break
-            words.append(literals[p])  # type: ignore[arg-type]
+            words.append(word)
             mask = self.closure(mask << 1)
         return tuple(words), mask
 
