@@ -36,8 +36,8 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import capped
-from agentlanes.hooks.githook import CHUNK, overlap_lines
+from agentlanes.client.report import capped, conflict_lines
+from agentlanes.hooks.githook import CHUNK
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
 TYPE_CHECKING = False
@@ -393,7 +393,7 @@ def check_range(
         say("the server reports no edits (a version before line-level claims): claims only")
     for line in capped((edit_line(h) for h in held), SHOWN_LINES):
         say(line)
-    for line in capped(overlap_lines(claimed), SHOWN_LINES):
+    for line in conflict_lines(claimed, limit=SHOWN_LINES):
         say(f"warning: {line}, with no edits of theirs reported")
     counted = f"{len(paths)} file(s) of {label} ({commits} commit(s))"
     if held:
