@@ -246,7 +246,9 @@ def _holders(
             if f.get("example") not in edited and f.get("pattern") not in edited
         ]
         if files or c.get("overlapping_area"):
-            kept = claims.setdefault(sid, {**c, "overlapping_files": []})
+            # Its edits are said as refusals above (or lie outside the range): a claim's
+            # warning names the claim only.
+            kept = claims.setdefault(sid, {**c, "edits": [], "overlapping_files": []})
             kept["overlapping_files"].extend(files)
     return list(edits.values()), list(claims.values())
 
