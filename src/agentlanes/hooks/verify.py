@@ -36,7 +36,7 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import capped, conflict_lines
+from agentlanes.client.report import capped, conflict_lines, file_is_certain
 from agentlanes.hooks.githook import CHUNK
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
@@ -383,7 +383,7 @@ def check_range(
             "agent_name": c.get("agent_name"),
             "path": f.get("example"),
             "their_pattern": f.get("their_pattern"),
-            "certain": f.get("certain", True),
+            "certain": file_is_certain(f),
         }
         for c in claimed
         for f in c["overlapping_files"]
