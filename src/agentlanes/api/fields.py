@@ -17,6 +17,7 @@ from typing import Any
 from litestar.openapi.spec import OpenAPIType, Schema
 from pydantic import Field
 
+from agentlanes.domain import names
 from agentlanes.services.coordination import leases
 from agentlanes.settings import LIMITS
 
@@ -49,7 +50,7 @@ _CONTROL_AFTER_TRIM = (
     f"[\\x00-\\x08\\x0e-\\x1b]|{NON_BLANK}[\\s\\S]*[\\t-\\r\\x1c-\\x1f][\\s\\S]*{NON_BLANK}"
 )
 _CONTROL = "[\\x00-\\x1f]"
-NAME_CHARS = "A-Za-z0-9._-"
+NAME_CHARS = names.NAME_CHARS
 
 
 def _not_matching(pattern: str) -> Schema:
