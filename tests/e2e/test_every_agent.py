@@ -218,6 +218,10 @@ for (const step of JSON.parse(stepsJson)) {
         body: JSON.stringify({ to, body: "please rebase on main" }),
       });
       if (r.status !== 201) throw new Error(`message: ${r.status}`);
+    } else if (step.event === "wait") {
+      // The keepalive writes the agent's news file within ~200 ms of an event (SPEC p99
+      // bound); the hook reads that file while a keepalive runs.
+      await new Promise((done) => setTimeout(done, step.ms));
     } else if (step.event === "experimental.chat.system.transform") {
       const output = { system: ["you are a coding agent"] };
       await hooks[step.event]({ sessionID: step.sid }, output);
@@ -244,7 +248,8 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
     assert "node:child_process" in plugin.read_text()
     sid = "ses_4b2f0c1d"
     steps = [fill(spec["events"][s], repo, sid) for s in ("start", "edit", "read", "shell")]
-    steps += [{"event": "message"}, {"event": "experimental.chat.system.transform", "sid": sid}]
+    steps += [{"event": "message"}, {"event": "wait", "ms": 500}]
+    steps += [{"event": "experimental.chat.system.transform", "sid": sid}]
     steps += [fill(spec["events"]["end"], repo, sid)]
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER)
@@ -267,7 +272,7 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    started, edit, read, shell, _, system, _ = json.loads(done.stdout.strip().splitlines()[-1])
+    started, edit, read, shell, _, _, system, _ = json.loads(done.stdout.strip().splitlines()[-1])
     assert started == {"ok": True}
     r = httpx.get(
         f"{agent_server.url}/api/v1/events/log?since=0", headers={"X-API-Key": key}, timeout=10
@@ -278,7 +283,10 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
     assert read == {"ok": True}
     assert not shell["ok"] and f"{HELD} is claimed by alice" in shell["error"]
     # The news joins the system prompt; session.deleted checks out.
-    assert system["ok"] and system["system"][-1].endswith("please rebase on main")
+    assert system["ok"] and system["system"][-1].endswith("please rebase on main"), (
+        system,
+        done.stderr,
+    )
     assert f"opencode-{sid}" not in presence(agent_server.url, key)
 
 
