@@ -10,7 +10,10 @@ JSON Schema cannot say:
   the next case must not inherit an ended session);
 - the two string formats of the document, ``glob-pattern`` and ``repo-path`` (their rules are
   in docs/patterns.md), as generators of valid values;
-- the one cross-field rule: a project's heartbeat TTL is at least its interval;
+- the cross-field rules: a project's heartbeat TTL is at least its interval; an edit's
+  range ``[start, end]`` has ``1 <= start <= end + 1`` (SPEC "Line-level claims");
+- the state a run builds up: a session keeps the edits of at most 100 files, so the run's
+  session drops its edits once it holds 50;
 - how to tell a body that breaks those formats: schemathesis counts every value of a custom
   format in a negative case as invalid, so a body it says the server should have refused
   is checked again with the formats checked by the pattern rules (the server's normaliser);
@@ -113,9 +116,44 @@ class LiveSession:
 
 @schemathesis.hook
 def after_call(ctx: Any, case: Any, response: Any) -> None:
-    """Should the worker's session have ended all the same, the next case checks in."""
+    """Should the worker's session have ended all the same, the next case checks in. A
+    session holding the edits of many files drops them (a session keeps at most 100: a
+    later report would be refused for the run's history, not for its own body)."""
     if response.status_code == 410:
         _SESSIONS.token = None
+        return
+    if response.status_code != 200 or case.path != "/api/v1/status":
+        return
+    try:
+        held = [e["path"] for e in response.json().get("edits") or []]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return
+    token = (case.headers or {}).get("X-Session-Token")
+    if len(held) >= 50 and token:
+        httpx.post(
+            f"{_env('AGENTLANES_ST_URL')}/api/v1/status",
+            json={"edits": [{"path": p, "base": None, "ranges": []} for p in held]},
+            headers={"X-API-Key": _env("AGENTLANES_ST_API_KEY"), "X-Session-Token": token},
+            timeout=30,
+        )
+
+
+def ranges_in_order(ctx: Any, case: Any) -> bool:
+    """Leave out bodies with an edit range ``[start, end]`` outside ``1 <= start <= end + 1``
+    (a 400 the schema describes but cannot state)."""
+    body = case.body
+    if not isinstance(body, dict) or not isinstance(body.get("edits"), list):
+        return True
+    for edit in body["edits"]:
+        for pair in (edit.get("ranges") if isinstance(edit, dict) else None) or []:
+            pair_of_ints = (
+                isinstance(pair, list)
+                and len(pair) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)
+            )
+            if pair_of_ints and not 1 <= pair[0] <= pair[1] + 1:
+                return False
+    return True
 
 
 @schemathesis.hook("filter_case").apply_to(method="POST", path="/api/v1/projects")
@@ -270,3 +308,9 @@ def an_accepted_body_must_break_the_document(ctx: Any, failure: Any, case: Any, 
     if not mutations or any(m.parameter_location.value != "body" for m in mutations):
         return True
     return body_breaks_the_document(case)
+
+
+for _method, _path in (("POST", "/api/v1/status"), ("POST", "/api/v1/conflicts/check")):
+    schemathesis.hook("filter_case").apply_to(method=_method, path=_path)(
+        _each_case(ranges_in_order)
+    )

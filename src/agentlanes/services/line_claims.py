@@ -115,18 +115,13 @@ def merged(
 def with_edited_paths(
     patterns: list[str], given: Mapping[str, FileEdit | None], settings: Settings
 ) -> list[str]:
-    """The claims with each reported file's path joined (unless they claim it already)."""
+    """The claims with each reported file's path joined (unless they claim it already).
+    ``max_patterns`` bounds what a request declares; the edited paths come on top (at most
+    ``LIMITS.edit_files`` of them, a bound of their own), so an edit report is never
+    refused because the agent's declared list is long."""
     claimed = claimer(patterns)
     new = [p for p, e in given.items() if e is not None and not claimed(p)]
-    if not new:
-        return patterns
-    if len(patterns) + len(new) > settings.max_patterns:
-        raise InvalidInput(
-            "edits",
-            f"the edited files would take the claims past max_patterns "
-            f"({settings.max_patterns}): claim a pattern that covers them",
-        )
-    return [*patterns, *new]
+    return [*patterns, *new] if new else patterns
 
 
 def refuses(conflict: Conflict, block_on: str) -> bool:
