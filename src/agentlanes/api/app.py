@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.stores.base import Store
@@ -32,7 +31,7 @@ from agentlanes.api.limits import rate_limit, rate_limit_stores
 from agentlanes.api.messages import MessageController
 from agentlanes.api.metrics import LeanPrometheusMiddleware
 from agentlanes.api.news import NewsController
-from agentlanes.api.openapi import components, finisher
+from agentlanes.api.openapi import ContractJsonPlugin, components
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
@@ -129,7 +128,6 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan, *mcp.lifespans],
-        on_startup=[finisher(settings)],
         middleware=middleware,
         before_send=[security_headers],
         stores=stores,
@@ -141,8 +139,9 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             title="agentlanes",
             version=__version__,
             path="/schema",
-            # The viewer's files ship in the package (api/viewer.py): no CDN.
-            render_plugins=[JsonRenderPlugin(), PackagedSwaggerPlugin()],
+            # The document served is the contract (api/openapi.py); the viewer's files ship
+            # in the package (api/viewer.py): no CDN.
+            render_plugins=[ContractJsonPlugin(settings), PackagedSwaggerPlugin()],
             components=components(),
         ),
         debug=False,
