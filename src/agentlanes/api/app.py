@@ -16,7 +16,7 @@ from agentlanes import __version__
 from agentlanes.admin_token import admin_token_problem
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
-from agentlanes.api.allow import repair_options_allow
+from agentlanes.api.allow import OptionsAllow
 from agentlanes.api.board import BoardController
 from agentlanes.api.checkpoints import CheckpointController
 from agentlanes.api.conflicts import ConflictListController
@@ -129,7 +129,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan, *mcp.lifespans],
         middleware=middleware,
-        before_send=[security_headers],
+        before_send=[security_headers, OptionsAllow()],
         stores=stores,
         # Strict: Litestar validates bodies with strict=False by default, which overrides the
         # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
@@ -148,5 +148,4 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.
         logging_config=None,
     )
-    repair_options_allow(app)
     return app

@@ -1,0 +1,74 @@
+"""Where this server leans on Litestar's behaviour rather than its settings: each test says
+what to re-check when it fails after a Litestar upgrade (checked against Litestar 2.25.0)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from litestar import Controller, Litestar, get, post
+from litestar.params import FromPath
+from litestar.testing import TestClient
+
+import agentlanes
+from agentlanes.api.allow import OptionsAllow
+
+SOURCE = Path(agentlanes.__file__).parent
+
+
+class Shared(Controller):
+    path = "/things/{thing_id:int}"
+
+    @get()
+    async def show_thing(self, thing_id: FromPath[int]) -> list[int]:
+        return [thing_id]
+
+    @post()
+    async def change_thing(self, thing_id: FromPath[int]) -> None:
+        return None
+
+
+def _options_allow(app: Litestar) -> set[str]:
+    with TestClient(app) as client:
+        r = client.options("/things/3")
+    assert r.status_code == 204
+    return set(r.headers["allow"].split(", "))
+
+
+def test_litestar_still_names_only_the_first_method_in_its_options_answer() -> None:
+    # api/allow.py exists for litestar-org/litestar#4169 (fixed in Litestar 3).
+    allow = _options_allow(Litestar([Shared]))
+    assert allow != {"GET", "OPTIONS", "POST"}, (
+        "Litestar now answers OPTIONS with every method of a shared path (litestar#4169 "
+        "fixed): remove api/allow.py and its OptionsAllow hook in api/app.py"
+    )
+
+
+def test_the_options_hook_finds_the_route_by_the_path_template_in_the_scope() -> None:
+    allow = _options_allow(Litestar([Shared], before_send=[OptionsAllow()]))
+    assert allow == {"GET", "OPTIONS", "POST"}, (
+        "api/allow.py reads scope['path_template'] and Litestar.routes' path_format: "
+        "re-check where this Litestar puts the matched route's path template"
+    )
+
+
+def test_no_module_imports_a_private_litestar_module() -> None:
+    private = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            private += [
+                f"{path.relative_to(SOURCE)}: {name}"
+                for name in names
+                if name.startswith("litestar.") and any(p.startswith("_") for p in name.split("."))
+            ]
+    assert not private, (
+        "Litestar's private modules change without notice: use a public mechanism, or keep "
+        f"the use in one module with a test here that says what to re-check: {private}"
+    )
