@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Annotated, Any
 
 from litestar import Controller, Litestar, get, post
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 from litestar.testing import TestClient
 
 import agentlanes
 from agentlanes.api.allow import OptionsAllow
+from agentlanes.api.errors import EXCEPTION_HANDLERS
+from agentlanes.api.query import QUERY_DECODERS, QueryInt
 
 SOURCE = Path(agentlanes.__file__).parent
 
@@ -50,6 +53,32 @@ def test_the_options_hook_finds_the_route_by_the_path_template_in_the_scope() ->
         "api/allow.py reads scope['path_template'] and Litestar.routes' path_format: "
         "re-check where this Litestar puts the matched route's path template"
     )
+
+
+@get("/count", sync_to_thread=False)
+def count(n: Annotated[QueryInt | None, QueryParameter()] = None) -> dict[str, Any]:
+    return {"n": n}
+
+
+def test_integer_query_parameters_are_read_by_our_decoder() -> None:
+    app = Litestar(
+        [count],
+        exception_handlers=EXCEPTION_HANDLERS,
+        type_decoders=QUERY_DECODERS,
+    )
+    recheck = (
+        "api/query.py reads integer query parameters with Litestar's type_decoders (a "
+        "custom type, QueryInt, an int) and counts on Litestar writing a subclass of int "
+        "in answers: re-check how this Litestar decodes and encodes such a type"
+    )
+    with TestClient(app) as client:
+        assert client.get("/count?n=%2B3").json() == {"n": 3}, recheck
+        assert client.get("/count").json() == {"n": None}, recheck
+        for raw in ("", "%205", "5.0", "1_0", "9" * 30):
+            r = client.get(f"/count?n={raw}")
+            assert r.status_code == 400, (raw, r.text, recheck)
+            assert r.json()["field"] == "n" and r.json()["source"] == "query", (raw, recheck)
+            assert r.json()["error"]["message"].startswith("n: "), (raw, recheck)
 
 
 def test_no_module_imports_a_private_litestar_module() -> None:

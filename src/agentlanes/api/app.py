@@ -33,6 +33,7 @@ from agentlanes.api.metrics import LeanPrometheusMiddleware
 from agentlanes.api.news import NewsController
 from agentlanes.api.openapi import ContractJsonPlugin, components
 from agentlanes.api.projects import ProjectController
+from agentlanes.api.query import QUERY_DECODERS
 from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
@@ -135,6 +136,8 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
         plugins=[PydanticPlugin(validate_strict=True)],
         request_max_body_size=settings.max_body_bytes,
+        # Integer query parameters read by our rule (api/query.py).
+        type_decoders=QUERY_DECODERS,
         openapi_config=OpenAPIConfig(
             title="agentlanes",
             version=__version__,
