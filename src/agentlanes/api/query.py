@@ -5,9 +5,14 @@ Litestar reads them with ``QUERY_DECODERS``, given to the application as ``type_
 (its public hook for types it does not know: docs.litestar.dev/2/usage/custom-types.html),
 and a value they refuse is a 400 naming the parameter (``source: query``) through the
 validation handler of api/errors.py. Our rule rather than Litestar's ``int``: an empty or
-padded value (``?limit=``, ``? 5``) is refused, not read as absent; ``+5`` is 5 and
+padded value (``?limit=``, ``?limit= 5``) is refused, not read as absent; ``+5`` is 5 and
 ``5.0`` is not an integer; the value fits a 64-bit column. The ranges the services take
-are checked there and stated in the document (``schema_extra``).
+are checked there and stated in the document (``schema_extra``). Checked against Litestar
+2.25.0; tests/api/test_litestar_seams.py says what to re-check if an upgrade changes it.
+
+Flags (``Flag``) are still text read by ``bool_param``: a query type of our own cannot be
+a ``bool`` (no subclass of it), and Litestar's ``bool`` refuses the ``yes``/``no`` this
+server has always taken.
 """
 
 from __future__ import annotations
