@@ -1,5 +1,6 @@
 # The two commands: `make run` (serve on the embedded default: SQLite, in-process hub)
-# and `make test` (the whole suite). Both create .venv and install what they need.
+# and `make test` (ruff, mypy as configured in pyproject.toml, then the whole suite). Both
+# create .venv and install what they need.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -28,11 +29,13 @@ run: $(SERVE_STAMP)
 test: $(STAMP) services browser wrk nginx docker node
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 format: $(STAMP)
 	$(PY) -m ruff check --fix .
@@ -80,4 +83,4 @@ soak: $(STAMP) services
 	$(PY) bench/soak.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache .mypy_cache

@@ -39,12 +39,12 @@ async def prune_events(ctx: ServiceContext) -> int:
     keep = ctx.settings.event_retention_count
     removed = 0
     async with ctx.db.write() as db:
-        result = await db.exec(delete(Event).where(col(Event.ts) < cutoff))  # type: ignore[call-overload]
+        result = await db.exec(delete(Event).where(col(Event.ts) < cutoff))
         removed += result.rowcount or 0
-        for project_id, last in (await db.exec(select(Project.id, Project.last_offset))).all():  # type: ignore[call-overload]
+        for project_id, last in (await db.exec(select(Project.id, Project.last_offset))).all():
             if last > keep:
                 result = await db.exec(
-                    delete(Event).where(  # type: ignore[call-overload]
+                    delete(Event).where(
                         Event.project_id == project_id, col(Event.offset) <= last - keep
                     )
                 )
@@ -59,8 +59,8 @@ async def prune_messages(ctx: ServiceContext) -> int:
     cutoff = utcnow() - timedelta(days=ctx.settings.message_retention_days)
     old = select(Message.id).where(col(Message.created_at) < cutoff)
     async with ctx.db.write() as db:
-        await db.exec(delete(MessageReceipt).where(col(MessageReceipt.message_id).in_(old)))  # type: ignore[call-overload]
-        result = await db.exec(delete(Message).where(col(Message.created_at) < cutoff))  # type: ignore[call-overload]
+        await db.exec(delete(MessageReceipt).where(col(MessageReceipt.message_id).in_(old)))
+        result = await db.exec(delete(Message).where(col(Message.created_at) < cutoff))
     return int(result.rowcount or 0)
 
 
@@ -72,7 +72,7 @@ async def catch_up(ctx: ServiceContext) -> int:
         return 0
     async with ctx.db.read() as db:
         stmt = select(Project.id, Project.last_offset).where(col(Project.id).in_(projects))
-        rows = (await db.exec(stmt)).all()  # type: ignore[call-overload]
+        rows = (await db.exec(stmt)).all()
     return ctx.hub.catch_up((int(pid), int(last)) for pid, last in rows)
 
 

@@ -181,4 +181,4 @@ class Settings(BaseSettings):
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The process-wide settings, read once."""
-    return Settings()  # type: ignore[call-arg]
+    return Settings()

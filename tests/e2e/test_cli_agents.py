@@ -134,7 +134,7 @@ def test_bad_input_and_errors_are_one_line_with_documented_exit_codes(
     assert not (other / ".git" / "agentlanes" / "sessions" / "bob.json").exists()
     # The refusal names who holds what, in text too (not only under --json).
     assert "alice" in refused.stderr and "src/**" in refused.stderr
-    assert "src/x.py" in refused.stderr and "yes" in refused.stderr
+    assert "src/x.py" in refused.stderr and "for certain" in refused.stderr
 
     no_key = lanes(repo, isolated_env(tmp_path / "h2", agent_server.url, None), "presence")
     assert no_key.returncode == 2 and "AGENTLANES_API_KEY" in no_key.stderr

@@ -63,7 +63,10 @@ def test_guard_denies_in_block_mode_and_informs_in_warn_mode(
         if mode == "block":
             assert hook["permissionDecision"] == "deny"
             reason = hook["permissionDecisionReason"]
-            assert "src/api/app.py is claimed by alice (their pattern src/api/**)" in reason
+            assert (
+                "src/api/app.py is claimed by alice for certain (their pattern src/api/**)"
+                in reason
+            )
         else:
             assert "permissionDecision" not in hook  # the user's own rules still decide
             assert "claimed by alice" in hook["additionalContext"]

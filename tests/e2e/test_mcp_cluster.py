@@ -105,7 +105,11 @@ def test_mcp_calls_alternate_between_two_processes(
             refused = await client.call_tool(
                 "checkin", {"agent_name": "web-agent", "declared_files": ["src/**"]}
             )
-            assert refused.is_error and "alice holds src/api/**" in refused.content[0].text
+            assert (
+                refused.is_error
+                and "is claimed by alice for certain (their pattern src/api/**)"
+                in refused.content[0].text
+            )
             me = payload(
                 await client.call_tool(
                     "checkin", {"agent_name": "web-agent", "declared_files": ["docs/**"]}

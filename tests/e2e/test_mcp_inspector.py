@@ -148,7 +148,9 @@ def test_inspector_over_streamable_http(agent_server: ServerProcess, tmp_path: P
     )
     assert refused["isError"] is True
     text = refused["content"][0]["text"]
-    assert "CONFLICT" in text and "alice holds src/api/**" in text
+    assert (
+        "CONFLICT" in text and "is claimed by alice for certain (their pattern src/api/**)" in text
+    )
     assert "lanes checkin" not in text  # phrased for an agent, not a shell user
     me = result(
         inspector(

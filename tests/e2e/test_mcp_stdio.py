@@ -63,7 +63,10 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 "checkin", {"agent_name": "bob", "declared_files": ["src/**"]}
             )
             assert refused.is_error and "CONFLICT" in refused.content[0].text
-            assert "alice holds src/api/**" in refused.content[0].text
+            assert (
+                "is claimed by alice for certain (their pattern src/api/**)"
+                in refused.content[0].text
+            )
 
             ok = payload(
                 await client.call_tool(

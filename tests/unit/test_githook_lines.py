@@ -1,8 +1,9 @@
-"""The git hook's lines name whether each overlap is certain."""
+"""The git hook's lines (client/report.py, as every caller's) name whether each overlap
+is certain."""
 
 from __future__ import annotations
 
-from agentlanes.hooks.githook import overlap_lines
+from agentlanes.client.report import conflict_lines
 
 
 def test_lines_say_for_certain_or_only_if_a_directory() -> None:
@@ -28,7 +29,7 @@ def test_lines_say_for_certain_or_only_if_a_directory() -> None:
             ],
         }
     ]
-    assert list(overlap_lines(conflicts)) == [
+    assert conflict_lines(conflicts) == [
         "src/a.py is claimed by alice for certain (their pattern src/**)",
         "package.json/a.py is claimed by alice only if `package.json` is a directory "
         "(their pattern package.json)",

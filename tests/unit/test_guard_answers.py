@@ -1,5 +1,5 @@
-"""The guard's pure parts: which files a tool call changes, who the agent is, and when an
-overlap is certain enough to deny (SPEC: File patterns; a missing `certain` counts)."""
+"""The guard's pure parts: which files a tool call changes and who the agent is (when an
+overlap is certain enough to deny: tests/unit/test_conflict_report.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentlanes.hooks.agent_name import agent_for
-from agentlanes.hooks.guard import _certain, _scope, overlap_lines, run, tool_targets
+from agentlanes.hooks.guard import _scope, run, tool_targets
 
 
 def test_agent_is_named_after_claude_codes_session_or_the_environment() -> None:
@@ -53,27 +53,6 @@ def test_scope_sends_directories_and_globs_as_patterns(tmp_path: Path) -> None:
         (f"{root}/src/a.py", False),
     ]
     assert _scope(targets, root) == (["src/a.py"], ["src/old/", "src/*.py"])
-
-
-def test_only_certain_overlaps_deny_and_uncertain_ones_say_why() -> None:
-    sure = {"agent_name": "alice", "overlapping_files": [{"example": "a", "their_pattern": "a"}]}
-    maybe = {
-        "agent_name": "bob",
-        "overlapping_files": [
-            {
-                "pattern": "package.json/x.py",
-                "their_pattern": "package.json",
-                "example": "package.json/x.py",
-                "certain": False,
-                "if_directory": "package.json",
-            }
-        ],
-    }
-    assert _certain([sure]) is True  # a server without the field: every overlap is certain
-    assert _certain([maybe]) is False
-    assert _certain([{"agent_name": "c", "overlapping_area": True, "declared_area": "x"}])
-    [line] = overlap_lines([maybe])
-    assert line.endswith("only if package.json is a directory")
 
 
 @pytest.mark.parametrize("stdin", ["", "{", "[]", '{"tool_name": "Edit", "tool_input": 3}'])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlanes.client.report import conflict_lines
 from agentlanes.hooks.verify import (
     UsageError,
     _holders,
@@ -227,6 +228,12 @@ def test_their_edits_refuse_and_bare_claims_only_warn() -> None:
     assert [(c["agent_name"], [f["example"] for f in c["overlapping_files"]]) for c in claimed] == [
         ("alice", ["src/c.py"]),
         ("bob", ["src/c.py"]),
+    ]
+    # Their edits were said above (or lie outside the range): the warnings name claims only,
+    # never "alice has edited it ..., with no edits of theirs reported".
+    assert conflict_lines(claimed) == [
+        "src/c.py is claimed by alice for certain (their pattern src/**)",
+        "src/c.py is claimed by bob for certain (their pattern src/**)",
     ]
 
 

@@ -12,6 +12,7 @@ from agentlanes.api.answers import AgentList, AgentSaved, AgentView, answer
 from agentlanes.api.coordination_schemas import AgentBody
 from agentlanes.api.deps import Ctx, Proj, api_key_guard
 from agentlanes.api.query import PageLimit, PageOffset, page_param
+from agentlanes.domain.names import NAME_CHARS, NAME_MAX
 from agentlanes.services.coordination import agents
 
 AgentName = Annotated[
@@ -19,8 +20,8 @@ AgentName = Annotated[
     PathParameter(
         schema_extra={
             "min_length": 1,
-            "max_length": 64,
-            "schema_not": Schema(type=OpenAPIType.STRING, pattern="[^A-Za-z0-9._-]"),
+            "max_length": NAME_MAX,
+            "schema_not": Schema(type=OpenAPIType.STRING, pattern=f"[^{NAME_CHARS}]"),
             "description": "1-64 of A-Z a-z 0-9 . _ -",
         }
     ),

@@ -57,7 +57,7 @@ class MetricsController(PrometheusController):
     # text format), not JSON.
     @get(media_type=MediaType.TEXT, summary="Prometheus metrics", tags=["operations"])
     async def get(self) -> Response[bytes]:
-        return await PrometheusController.get.fn(self)  # type: ignore[no-any-return]
+        return await PrometheusController.get.fn(self)
 
 
 def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Litestar:
@@ -92,7 +92,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         app_name="agentlanes",
         prefix="agentlanes",
         group_path=True,
-        scopes={"http"},  # type: ignore[arg-type]
+        scopes={"http"},
         middleware_class=LeanPrometheusMiddleware,
     )
     mcp = McpMount(settings)  # the MCP tools over streamable HTTP at /mcp

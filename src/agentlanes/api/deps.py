@@ -16,7 +16,7 @@ from agentlanes.store.models import Project
 
 
 async def provide_ctx(state: State) -> ServiceContext:
-    return state.ctx  # type: ignore[no-any-return]
+    return state.ctx
 
 
 async def api_key_guard(
@@ -28,7 +28,7 @@ async def api_key_guard(
 
 
 async def provide_project(request: Request[Any, Any, Any]) -> Project:
-    return request.state.project  # type: ignore[no-any-return]
+    return request.state.project
 
 
 def session_token(request: Request[Any, Any, Any], body: Any = None) -> str | None:

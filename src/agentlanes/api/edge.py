@@ -193,7 +193,7 @@ class EdgeMiddleware:
         message_in = await receive()
         if message_in["type"] != "websocket.connect":
             return
-        if status == 421 and "websocket.http.response" in scope.get("extensions", {}):
+        if status == 421 and "websocket.http.response" in (scope.get("extensions") or {}):
             # A foreign Host gets the same 421 as on every route (the handshake's answer).
             await send_json(send, status, body, prefix="websocket.http")
             return
@@ -224,4 +224,4 @@ async def security_headers(message: Message, scope: Scope) -> None:
     for key, value in SECURITY_HEADERS:
         if key not in present:
             headers.append((key, value))
-    message["headers"] = headers  # type: ignore[typeddict-unknown-key]
+    message["headers"] = headers

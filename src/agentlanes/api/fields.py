@@ -17,6 +17,7 @@ from typing import Any
 from litestar.openapi.spec import OpenAPIType, Schema
 from pydantic import Field
 
+from agentlanes.domain import names
 from agentlanes.services.coordination import leases
 from agentlanes.settings import LIMITS
 
@@ -49,7 +50,7 @@ _CONTROL_AFTER_TRIM = (
     f"[\\x00-\\x08\\x0e-\\x1b]|{NON_BLANK}[\\s\\S]*[\\t-\\r\\x1c-\\x1f][\\s\\S]*{NON_BLANK}"
 )
 _CONTROL = "[\\x00-\\x1f]"
-NAME_CHARS = "A-Za-z0-9._-"
+NAME_CHARS = names.NAME_CHARS
 
 
 def _not_matching(pattern: str) -> Schema:
@@ -133,7 +134,7 @@ def patterns(description: str) -> Any:
     brace limits) are the ``glob-pattern`` format's, described in docs/api.md."""
     item = Schema(
         type=OpenAPIType.STRING,
-        format="glob-pattern",  # type: ignore[arg-type]
+        format="glob-pattern",
         min_length=1,
         max_length=Limit("max_pattern_length"),
     )
@@ -145,7 +146,7 @@ def paths(description: str) -> Any:
     """Concrete relative file paths: at most ``max_paths``, each a ``repo-path``."""
     item = Schema(
         type=OpenAPIType.STRING,
-        format="repo-path",  # type: ignore[arg-type]
+        format="repo-path",
         min_length=1,
         max_length=Limit("max_pattern_length"),
     )

@@ -89,7 +89,7 @@ class SharedRateLimitMiddleware(RateLimitMiddleware):
         store = self.config.get_store_from_app(app)
         request: Request[Any, Any, Any] = app.request_class(scope)
         # Resolved here, once, so that the (synchronous) identifier can read it.
-        scope.setdefault("state", {})[COUNTED_AS] = await identify(request)  # type: ignore[typeddict-item]
+        scope.setdefault("state", {})[COUNTED_AS] = await identify(request)
         if not isinstance(store, FailOpenRedisStore):
             await super().__call__(scope, receive, send)
             return
@@ -129,7 +129,7 @@ class FailOpenRedisStore(RedisStore):
         """Count one request in the key's window: (requests so far, seconds left), or
         None while Redis is unreachable."""
         try:
-            count, ttl = await self._redis.eval(  # type: ignore[misc]
+            count, ttl = await self._redis.eval(
                 self._COUNT_HIT, 1, self._make_key(key), window_seconds
             )
         except (RedisError, OSError) as exc:

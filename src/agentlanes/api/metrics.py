@@ -68,7 +68,7 @@ class LeanPrometheusMiddleware(PrometheusMiddleware):
             await self.app(scope, receive, send)
             return
         # The route's template, never the raw path: label values stay bounded.
-        path: str = scope.get("path_template") or "unmatched"  # type: ignore[assignment]
+        path: str = scope.get("path_template") or "unmatched"
         start = time.perf_counter()
         span = {"status": 200, "duration": 0.0}
 

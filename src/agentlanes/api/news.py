@@ -49,7 +49,7 @@ class NewsItem(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     cursor: str = Field(description="Read on after this item with ?after=")
-    kind: Literal[news.KINDS]  # type: ignore[valid-type]
+    kind: Literal[news.KINDS]
     at: datetime | None
     text: str = Field(description="One line for an LLM: who, which path, whether certain")
 

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bk.set_defaults(func=backup)
 
 
-def _run(what: str, fn, *args):  # type: ignore[no-untyped-def]
+def _run(what: str, fn, *args):
     from sqlalchemy.exc import DBAPIError
 
     from agentlanes.store.migrate import MigrationError

@@ -17,6 +17,7 @@ from agentlanes.cli.errors import (
     EXIT_USAGE,
     CommandError,
 )
+from agentlanes.client.report import FOR_CERTAIN, certainty, edit_lines
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -43,14 +44,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: Any = None
 CONFLICT_HEADERS = ("AGENT", "AREA", "THEIR PATTERN", "YOURS", "EXAMPLE", "CERTAIN", "GRADE")
 
 
-def certainty(overlap: dict[str, Any]) -> str:
-    """``yes``, or the condition under which the overlap holds (SPEC: File patterns)."""
-    if overlap.get("certain", True):  # servers before the certain field: every one is
-        return "yes"
-    where = overlap.get("if_directory")
-    return f"if {where} is a directory" if where else "no"
-
-
 def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
     """One row per overlap: agent, their area, their pattern, mine, an example, certain."""
     rows: list[list[Any]] = []
@@ -58,7 +51,7 @@ def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
         grade = c.get("grade") or "-"
         if c.get("overlapping_area"):
             rows.append(
-                [c["agent_name"], c.get("declared_area"), "(same area)", "", "", "yes", grade]
+                [c["agent_name"], c.get("declared_area"), "(same area)", "", "", FOR_CERTAIN, grade]
             )
         for f in c.get("overlapping_files") or []:
             rows.append(
@@ -78,8 +71,6 @@ def conflict_rows(conflicts: Sequence[dict[str, Any]]) -> list[list[Any]]:
 def print_conflicts(conflicts: Sequence[dict[str, Any]], out: Any = None) -> None:
     table(CONFLICT_HEADERS, conflict_rows(conflicts), out)
     # Line-level claims (SPEC): how the overlap's edits are graded, one line per file.
-    from agentlanes.client.report import edit_lines
-
     for c in conflicts:
         for line in edit_lines(c):
             print(f"  {line}", file=out)

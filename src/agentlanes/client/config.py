@@ -37,7 +37,6 @@ SESSIONS_DIR = "sessions"
 STATE_DIR = "agentlanes"
 # Where a session file keeps the agent's process (see identity.py).
 AGENT_PROCESS_KEYS = ("agent_pid", "agent_started")
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 class ConfigError(ClientError):
@@ -183,7 +182,9 @@ def _check_url(url: str, source: str) -> None:
 
 def check_agent_name(name: str) -> str:
     """An agent name as the server accepts it (1-64 of ``[A-Za-z0-9._-]``); it names a file."""
-    if not name or len(name) > 64 or not _NAME_CHARS.issuperset(name) or name in (".", ".."):
+    from agentlanes.domain.names import is_agent_name
+
+    if not is_agent_name(name) or name in (".", ".."):
         raise ConfigError(f"agent name {name!r}: use 1-64 of letters, digits, '.', '_' and '-'")
     return name
 

@@ -19,6 +19,7 @@ share a tree and nothing else names the agent).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def ancestors(pid: int | None = None) -> list[tuple[int, str]]:
     return chain
 
 
-def agent_process(env: dict[str, str] | None = None) -> tuple[int, str] | None:
+def agent_process(env: Mapping[str, str] | None = None) -> tuple[int, str] | None:
     """(pid, start time) of the agent that runs this hook: ``AGENTLANES_AGENT_PID``, else
     the nearest ancestor that is not a shell. None when it cannot be told."""
     env = os.environ if env is None else env

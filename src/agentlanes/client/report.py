@@ -1,4 +1,6 @@
-"""Long reports cut short for people (stdlib only: the git hook uses it)."""
+"""Conflicts as text, and when one is certain: one formatter and one rule for the editor
+guard, the git hooks, the MCP tools and the CLI (standard library only: the hooks import
+it on every edit and commit)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any
+
+FOR_CERTAIN = "for certain"
 
 
 def capped(lines: Iterable[str], limit: int) -> Iterator[str]:
@@ -48,9 +52,56 @@ def claimed_earlier(
             )
         ]
         if files or c.get("overlapping_area"):
-            certain = bool(c.get("overlapping_area")) or any(f.get("certain", True) for f in files)
-            out.append({**c, "overlapping_files": files, "certain": certain})
+            kept = {**c, "overlapping_files": files}
+            out.append({**kept, "certain": is_certain(kept)})
     return out
+
+
+def file_is_certain(overlap: dict[str, Any]) -> bool:
+    """Whether one overlapping file holds for certain. A missing ``certain`` counts as
+    certain: servers before the field reported only overlaps they took as certain."""
+    return bool(overlap.get("certain", True))
+
+
+def is_certain(conflict: dict[str, Any]) -> bool:
+    """The one rule of what may refuse: a conflict is certain when the work areas overlap
+    or one of its overlapping files is certain (:func:`file_is_certain`). A conflict whose
+    overlaps all hold only if some path is a directory is not."""
+    if conflict.get("overlapping_area"):
+        return True
+    return any(file_is_certain(f) for f in conflict.get("overlapping_files") or [])
+
+
+def certainty(overlap: dict[str, Any]) -> str:
+    """``for certain``, or the condition under which the overlap holds (SPEC: File
+    patterns): ``only if `package.json` is a directory``."""
+    if file_is_certain(overlap):
+        return FOR_CERTAIN
+    where = overlap.get("if_directory")
+    return f"only if `{where}` is a directory" if where else "not for certain"
+
+
+def conflict_lines(
+    conflicts: Iterable[dict[str, Any]], prefix: str = "", limit: int | None = None
+) -> list[str]:
+    """Conflicts as lines for people and agents, each conflict in turn: the shared work
+    area (``same work area 'api' as alice``), each overlapping file with its certainty
+    (``src/a.py is claimed by alice for certain (their pattern src/**)``), then what the
+    overlap's edits say (:func:`edit_lines`). ``limit``: at most that many, then one line
+    saying how many were left out (:func:`capped`); ``prefix`` starts every line."""
+    lines: list[str] = []
+    for c in conflicts:
+        agent = c.get("agent_name", "?")
+        if c.get("overlapping_area"):
+            lines.append(f"same work area {c.get('declared_area')!r} as {agent}")
+        lines.extend(
+            f"{f.get('example')} is claimed by {agent} {certainty(f)} "
+            f"(their pattern {f.get('their_pattern')})"
+            for f in c.get("overlapping_files") or []
+        )
+        lines.extend(edit_lines(c))
+    shown = lines if limit is None else capped(lines, limit)
+    return [prefix + line for line in shown]
 
 
 def edit_lines(conflict: dict[str, Any]) -> Iterator[str]:

@@ -20,5 +20,6 @@ def agent_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> str
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid.strip():
         return None
-    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in sid.strip())
-    return ("claude-" + safe)[:64]
+    from agentlanes.domain.names import safe_name
+
+    return safe_name(sid.strip(), "claude-")

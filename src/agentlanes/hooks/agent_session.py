@@ -58,7 +58,7 @@ def checkin_for(
         | {"url": cfg.url}
         | (extra or {}),
     )
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 # meta.tool -> the name in a check-out's work_summary (the adapters set meta.tool).

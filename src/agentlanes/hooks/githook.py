@@ -23,12 +23,12 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import capped, claimed_earlier, edit_lines
+from agentlanes.client.report import claimed_earlier, conflict_lines, is_certain
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not imported at run time: every import costs the hook
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Sequence
     from typing import Any, TextIO
 
 ALLOW = 0
@@ -190,11 +190,10 @@ def check(
     if not conflicts:
         return ALLOW
     merged = _merge(conflicts)
-    for line in capped(overlap_lines(merged), SHOWN_LINES):
+    for line in conflict_lines(merged, limit=SHOWN_LINES):
         say(line)
-    # A server older than certain overlaps sends no "certain": every conflict counted.
     # The older claim stands: an overlap on a path we claimed first never refuses.
-    certain = [c for c in claimed_earlier(merged, _merge(own)) if c.get("certain", True)]
+    certain = [c for c in claimed_earlier(merged, _merge(own)) if is_certain(c)]
     if block_on == "lines":
         from agentlanes.domain.edits import blocks_on_lines
 
@@ -223,27 +222,6 @@ def check(
     return ALLOW
 
 
-def overlap_lines(conflicts: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """One line per (path, agent, their pattern), saying whether the overlap is certain:
-    ``src/a.py is claimed by alice for certain (their pattern src/**)``, or
-    ``package.json/a.py is claimed by alice only if `package.json` is a directory (...)``.
-    """
-    for conflict in conflicts:
-        agent = conflict.get("agent_name", "?")
-        if conflict.get("overlapping_area"):
-            yield f"same work area {conflict.get('declared_area')!r} as {agent}"
-        yield from edit_lines(conflict)
-        for overlap in conflict.get("overlapping_files") or []:
-            if overlap.get("certain", True):
-                how = "for certain"
-            else:
-                how = f"only if `{overlap.get('if_directory')}` is a directory"
-            yield (
-                f"{overlap.get('example')} is claimed by {agent} {how} "
-                f"(their pattern {overlap.get('their_pattern')})"
-            )
-
-
 def coordinate_line(conflicts: list[dict[str, Any]]) -> str:
     """How to reach the holders: ``lanes message send NAME TEXT`` or the MCP tool."""
     names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in conflicts))
@@ -266,7 +244,6 @@ def _merge(conflicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if sid in by_session:
             merged = by_session[sid]
             merged["overlapping_files"].extend(conflict.get("overlapping_files") or [])
-            merged["certain"] = merged.get("certain", True) or conflict.get("certain", True)
         else:
             by_session[sid] = {
                 **conflict,

@@ -32,7 +32,7 @@ import sys
 import time
 
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
-from agentlanes.client.report import claimed_earlier, edit_lines, ranges_text
+from agentlanes.client.report import claimed_earlier, conflict_lines, is_certain, ranges_text
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call, call_many
 
@@ -134,27 +134,6 @@ def _deny(reason: str) -> dict[str, Any]:
     }
 
 
-def overlap_lines(conflicts: list[dict[str, Any]]) -> list[str]:
-    """``src/a.py is claimed by alice (their pattern src/**)`` (+ when it is uncertain)."""
-    lines = []
-    for c in conflicts:
-        agent = c.get("agent_name", "?")
-        if c.get("overlapping_area"):
-            lines.append(f"agentlanes: same work area {c.get('declared_area')!r} as {agent}")
-        for f in c.get("overlapping_files") or []:
-            line = (
-                f"agentlanes: {f.get('example')} is claimed by {agent} "
-                f"(their pattern {f.get('their_pattern')})"
-            )
-            if not f.get("certain", True):
-                line += f", only if {f.get('if_directory')} is a directory"
-            lines.append(line)
-        lines.extend(f"agentlanes: {line}" for line in edit_lines(c))
-    if len(lines) > SHOWN_LINES:
-        lines[SHOWN_LINES:] = [f"agentlanes: ... and {len(lines) - SHOWN_LINES} more"]
-    return lines
-
-
 def _coordinate(conflicts: list[dict[str, Any]], me: str | None) -> str:
     """How to reach the holders, and under which name they will see you."""
     names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in conflicts))
@@ -164,16 +143,6 @@ def _coordinate(conflicts: list[dict[str, Any]], me: str | None) -> str:
         f"ask {', '.join(names[:5])} to release it{who}: "
         f'`lanes message send {first} "..."` or the MCP tool message_send'
     )
-
-
-def _certain(conflicts: list[dict[str, Any]]) -> bool:
-    """Some overlap holds for certain (a missing ``certain`` field counts as certain)."""
-    for c in conflicts:
-        if c.get("overlapping_area"):
-            return True
-        if any(f.get("certain", True) for f in c.get("overlapping_files") or []):
-            return True
-    return False
 
 
 # -- PreToolUse ------------------------------------------------------------------------------
@@ -280,18 +249,18 @@ def _check_edit(
         refusing, coming, meets = meeting(payload, cfg.root, paths, refusing, margin)
     else:
         meets = []
-    if refusing and project.get("conflict_mode") == "block" and _certain(refusing):
+    if refusing and project.get("conflict_mode") == "block" and any(map(is_certain, refusing)):
         return _deny(
             "\n".join(
                 [
                     *(f"agentlanes: {line}" for line in meets),
-                    *overlap_lines(refusing),
+                    *conflict_lines(refusing, "agentlanes: ", SHOWN_LINES),
                     "agentlanes: edit refused (block mode): pick other files, or "
                     + _coordinate(refusing, agent),
                 ]
             )
         )
-    notes.extend(overlap_lines(others))
+    notes.extend(conflict_lines(others, "agentlanes: ", SHOWN_LINES))
     for path, e in coming.items():  # admitted under block_on = lines: say why
         notes.append(
             f"agentlanes: your edit of {path} (lines {ranges_text(e.ranges)}) is apart from the "

@@ -36,8 +36,8 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import capped
-from agentlanes.hooks.githook import CHUNK, overlap_lines
+from agentlanes.client.report import capped, conflict_lines, file_is_certain
+from agentlanes.hooks.githook import CHUNK
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
 TYPE_CHECKING = False
@@ -246,7 +246,9 @@ def _holders(
             if f.get("example") not in edited and f.get("pattern") not in edited
         ]
         if files or c.get("overlapping_area"):
-            kept = claims.setdefault(sid, {**c, "overlapping_files": []})
+            # Its edits are said as refusals above (or lie outside the range): a claim's
+            # warning names the claim only.
+            kept = claims.setdefault(sid, {**c, "edits": [], "overlapping_files": []})
             kept["overlapping_files"].extend(files)
     return list(edits.values()), list(claims.values())
 
@@ -381,7 +383,7 @@ def check_range(
             "agent_name": c.get("agent_name"),
             "path": f.get("example"),
             "their_pattern": f.get("their_pattern"),
-            "certain": f.get("certain", True),
+            "certain": file_is_certain(f),
         }
         for c in claimed
         for f in c["overlapping_files"]
@@ -393,7 +395,7 @@ def check_range(
         say("the server reports no edits (a version before line-level claims): claims only")
     for line in capped((edit_line(h) for h in held), SHOWN_LINES):
         say(line)
-    for line in capped(overlap_lines(claimed), SHOWN_LINES):
+    for line in conflict_lines(claimed, limit=SHOWN_LINES):
         say(f"warning: {line}, with no edits of theirs reported")
     counted = f"{len(paths)} file(s) of {label} ({commits} commit(s))"
     if held:

@@ -175,7 +175,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         lanes = await resolve(ctx)
         answer = await lanes.call(lanes.client.news(after=after or lanes.news_cursor, deliver=True))
         lanes.news_cursor = answer.get("cursor")
-        return answer  # type: ignore[no-any-return]
+        return answer
 
     @server.tool(annotations=READ_ONLY)
     async def inbox(

@@ -105,7 +105,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return replay  # type: ignore[return-value]
+    return replay
 
 
 def _is_initialize(body: bytes) -> bool:
@@ -245,7 +245,7 @@ class McpEndpoint:
                 if message["status"] < 400:
                     headers = list(message.get("headers") or [])
                     headers.append((b"mcp-session-id", minted.encode()))
-                    message["headers"] = headers  # type: ignore[typeddict-unknown-key]
+                    message["headers"] = headers
                 else:
                     await self.store.drop(minted)
             elif message["type"] == "http.response.body" and sid is not None:
@@ -259,7 +259,7 @@ class McpEndpoint:
                         log.warning("MCP session %s not saved: %s", sid[:8], exc)
             await send(message)
 
-        await self.manager.handle_request(scope, receive, send_with_session)  # type: ignore[arg-type]
+        await self.manager.handle_request(scope, receive, send_with_session)
 
     async def _lanes_for(self, ctx: Any) -> Any:
         """The agent behind this tool call: its MCP session's record, on this process."""

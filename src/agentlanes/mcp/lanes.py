@@ -14,9 +14,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agentlanes.client.aio import AsyncClient
 from agentlanes.client.config import LocalConfig, read_session
 from agentlanes.client.errors import ApiError, ClientError, NoSession
-from agentlanes.client.report import edit_lines
+from agentlanes.client.report import conflict_lines
 
 T = TypeVar("T")
+SHOWN_LINES = 10  # of a refusal's conflicts, as the editor guard shows them
 
 
 def agent_error(exc: ClientError) -> ToolError:
@@ -40,23 +41,7 @@ def agent_error(exc: ClientError) -> ToolError:
             f"VALIDATION_ERROR: {exc.message} (argument `{exc.field}`); fix it and retry."
         )
     if exc.conflicts:
-        held = []
-        for c in exc.conflicts[:10]:
-            if c.get("overlapping_area"):
-                held.append(
-                    f"{c.get('agent_name')} works in the same area {c.get('declared_area')!r}"
-                )
-            for f in (c.get("overlapping_files") or [])[:3]:
-                sure = (
-                    "certain"
-                    if f.get("certain", True)
-                    else f"only if {f.get('if_directory')} is a directory"
-                )
-                held.append(
-                    f"{c.get('agent_name')} holds {f.get('their_pattern')} "
-                    f"(example {f.get('example')}, {sure})"
-                )
-            held.extend(edit_lines(c))
+        held = conflict_lines(exc.conflicts, limit=SHOWN_LINES)
         return ToolError(
             f"{exc.code}: {exc.message}. " + "; ".join(held) + ". Pick other files, or "
             "coordinate with them (`message_send`)."

@@ -353,7 +353,7 @@ async def delete_project(ctx: ServiceContext, slug: str) -> dict[str, Any]:
             ("projects", delete(Project).where(col(Project.id) == pid)),
         ]
         for table, stmt in steps:
-            result = await db.exec(stmt)  # type: ignore[call-overload]
+            result = await db.exec(stmt)
             counts[table] = int(result.rowcount or 0)
     # Beats still held for its sessions would only be written to rows that are gone.
     await ctx.liveness.forget(session_ids)

@@ -34,7 +34,7 @@ async def issue_token(
     if until is not None:
         expires = min(expires, until)
     async with ctx.db.write() as db:
-        await db.exec(delete(RealtimeToken).where(col(RealtimeToken.expires_at) < now))  # type: ignore[call-overload]
+        await db.exec(delete(RealtimeToken).where(col(RealtimeToken.expires_at) < now))
         db.add(
             RealtimeToken(
                 token_hash=tokens.hash_secret(token),

@@ -18,10 +18,12 @@ from agentlanes.domain import (
     normalise_path,
     normalise_pattern,
 )
+from agentlanes.domain.names import NAME_CHARS, NAME_MAX, is_agent_name
 from agentlanes.errors import InvalidInput
 from agentlanes.settings import LIMITS, Settings
 
-AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")  # \Z: no trailing newline
+# The rule is domain.names' (one place); a compiled form for the coordination services.
+AGENT_NAME_RE = re.compile(rf"^[{NAME_CHARS}]{{1,{NAME_MAX}}}\Z")  # \Z: no trailing newline
 
 
 def pattern_limits(settings: Settings) -> PatternLimits:
@@ -36,7 +38,7 @@ def check_agent_name(value: str | None) -> str | None:
     """A checked agent name; None when the server is to make one up."""
     if value is None:
         return None
-    if not AGENT_NAME_RE.match(value):
+    if not is_agent_name(value):
         raise InvalidInput("agent_name", "must be 1-64 characters of A-Z a-z 0-9 . _ -")
     return value
 

@@ -44,9 +44,7 @@ async def active_sessions(db: AsyncSession, project_id: int) -> Sequence[AgentSe
 
 _sessions = AgentSession.__table__  # type: ignore[attr-defined]
 # Built once: SQLAlchemy caches its compiled form, so the heartbeat pays no ORM work.
-_SESSION_STATE = select(  # type: ignore[call-overload]
-    _sessions.c.id, _sessions.c.status, _sessions.c.expires_at
-).where(
+_SESSION_STATE = select(_sessions.c.id, _sessions.c.status, _sessions.c.expires_at).where(
     _sessions.c.token_hash == bindparam("token_hash"),
     _sessions.c.project_id == bindparam("project_id"),
 )
@@ -61,9 +59,7 @@ async def session_state(conn: AsyncConnection, project_id: int, token_hash: str)
 
 
 _projects = Project.__table__  # type: ignore[attr-defined]
-_LAST_OFFSET = select(_projects.c.last_offset).where(  # type: ignore[call-overload]
-    _projects.c.id == bindparam("project_id")
-)
+_LAST_OFFSET = select(_projects.c.last_offset).where(_projects.c.id == bindparam("project_id"))
 
 
 async def last_offset_of(conn: AsyncConnection, project_id: int) -> int:

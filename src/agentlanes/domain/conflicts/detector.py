@@ -75,7 +75,7 @@ class ConflictDetector:
         self._trie = PatternTrie()
         # Broad patterns' answers, kept up to date as live patterns come and go:
         # my pattern -> {their pattern: (overlap,)}, least recently used first.
-        self._kept: dict[str, dict[str, tuple[FileOverlap]]] = {}
+        self._kept: dict[str, dict[str, tuple[FileOverlap, ...]]] = {}
         self._keep_from = keep_from
         self._keep_per_pattern = keep_per_pattern
         for scope in scopes:
@@ -122,9 +122,9 @@ class ConflictDetector:
     def _unindex(self, scope: Scope) -> None:
         sid = scope.session_id
         if scope.declared_area:
-            holders = self._areas.get(scope.declared_area, {})
-            holders.pop(sid, None)
-            if not holders:
+            in_area = self._areas.get(scope.declared_area, {})
+            in_area.pop(sid, None)
+            if not in_area:
                 self._areas.pop(scope.declared_area, None)
         for pattern in scope.patterns:
             holders = self._holders.get(pattern)
@@ -138,7 +138,9 @@ class ConflictDetector:
                 for kept in self._kept.values():
                     kept.pop(pattern, None)
 
-    def _answer(self, pattern: str, deadline: float | None = None) -> dict[str, tuple[FileOverlap]]:
+    def _answer(
+        self, pattern: str, deadline: float | None = None
+    ) -> dict[str, tuple[FileOverlap, ...]]:
         """{their pattern: (overlap,)} for every live pattern overlapping ``pattern``;
         the caller may change the dict it gets.
 
@@ -211,14 +213,14 @@ class ConflictDetector:
                     these[theirs] = earlier if later is None else earlier + later
                 hits = these
             else:
-                for theirs, later in these.items():
-                    earlier = hits.get(theirs)
-                    hits[theirs] = later if earlier is None else earlier + later
+                for theirs, added in these.items():
+                    before = hits.get(theirs)
+                    hits[theirs] = added if before is None else before + added
         staged = list(dict.fromkeys(paths))
         if staged and self._holders:
             order = {p: k for k, p in enumerate(staged)}
             for theirs, claimed in self._trie.claims_of(staged, deadline).items():
-                ranked = sorted(claimed, key=order.get)
+                ranked = sorted(claimed, key=order.__getitem__)
                 # A staged path is a file that exists, so its parents are
                 # directories: every claim on it is certain (docs/patterns.md).
                 claims = tuple([_new(FileOverlap, (p, theirs, p, True, None)) for p in ranked])
@@ -333,7 +335,7 @@ _new = tuple.__new__
 _UNGRADED = (None, (), False)
 
 
-def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
+def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap, ...]]:
     """Each overlap found under the wide reading ({their pattern: example}), told
     certain or not (SPEC "File patterns"): {their pattern: (overlap,)}.
 
@@ -347,7 +349,7 @@ def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap]]:
     strict = None if mine_literal else compile_strict(mine)
     tail = "" if strict is None else strict.fixed_tail  # '.md' for '**/*.md'
     prefixes: dict[tuple[str, ...], int] = {}  # literal paths share their directories
-    out: dict[str, tuple[FileOverlap]] = {}
+    out: dict[str, tuple[FileOverlap, ...]] = {}
     for theirs, example in found.items():
         theirs_open = names_maybe_directory(theirs)
         theirs_literal = theirs_open and is_literal(theirs)

@@ -46,7 +46,7 @@ class FileOverlap(_FileOverlapFields):
 
     __slots__ = ()
 
-    def _asdict(self) -> dict[str, Any]:  # type: ignore[override]
+    def _asdict(self) -> dict[str, Any]:
         """The wire shape (SPEC): ``if_directory`` only when the overlap is uncertain."""
         out: dict[str, Any] = {
             "pattern": self.pattern,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from enum import Enum
+from typing import Final
 
 from agentlanes.domain.globs.automaton import GLOBSTAR
 from agentlanes.domain.globs.compiler import CompiledPattern, Rest, compile_pattern, shared_rest
@@ -32,11 +34,20 @@ class _Group:
 
 
 _PLAIN = ("**", "*/**")  # literal files and directories, and 'dir/**'
-_DIRTY = object()
 _PLAIN_RESTS = {
     "**": shared_rest(((GLOBSTAR,),)),
     "*/**": shared_rest(((ANY_SEGMENT, GLOBSTAR),)),
 }
+
+
+class _Dirty(Enum):
+    """A cached value not computed yet, or stale (an enum member, so that ``is _DIRTY``
+    tells the type checker the value is there)."""
+
+    DIRTY = 0
+
+
+_DIRTY: Final = _Dirty.DIRTY
 
 
 class _Node:
@@ -47,23 +58,25 @@ class _Node:
         self.groups: dict[str, _Group] = {}  # Rest.key -> group
         self.path = path  # the literal segments above this node, joined by '/'
         self.depth = depth
-        self._plain: object = _DIRTY
-        self._impure: object = _DIRTY
-        self._pure: object = _DIRTY
+        self._plain: list[tuple[str, int, str, str]] | _Dirty | None = _DIRTY
+        self._impure: list[tuple[str, _Node]] | _Dirty = _DIRTY
+        self._pure: bool | _Dirty = _DIRTY
 
     def plain_only(self) -> bool:
         """Whether every pattern filed in this subtree is plain (``**`` or ``*/**``
         after the prefix). Cached until the subtree changes."""
-        if self._pure is _DIRTY:
-            self._pure = all(key in _PLAIN for key in self.groups) and all(
+        pure = self._pure
+        if pure is _DIRTY:
+            pure = self._pure = all(key in _PLAIN for key in self.groups) and all(
                 child.plain_only() for child in self.children.values()
             )
-        return self._pure  # type: ignore[return-value]
+        return pure
 
     def plain_below(self) -> list[tuple[str, int, str, str]] | None:
         """Every (pattern, alternative, node path, rest key) filed in this subtree when
         it is plain only; else None. Cached until the subtree changes."""
-        if self._plain is _DIRTY:
+        plain = self._plain
+        if plain is _DIRTY:
             found: list[tuple[str, int, str, str]] | None = None
             if self.plain_only():
                 found = [
@@ -72,16 +85,17 @@ class _Node:
                     for p, i in group.members.items()
                 ]
                 for child in self.children.values():
-                    found.extend(child.plain_below())  # type: ignore[arg-type]
-            self._plain = found
-        return self._plain  # type: ignore[return-value]
+                    found.extend(child.plain_below() or ())  # plain too: never None
+            plain = self._plain = found
+        return plain
 
     def impure_children(self) -> list[tuple[str, _Node]]:
         """(segment, child) for each child below which some pattern is not plain.
         Cached until the subtree changes."""
-        if self._impure is _DIRTY:
-            self._impure = [(w, c) for w, c in self.children.items() if not c.plain_only()]
-        return self._impure  # type: ignore[return-value]
+        impure = self._impure
+        if impure is _DIRTY:
+            impure = self._impure = [(w, c) for w, c in self.children.items() if not c.plain_only()]
+        return impure
 
 
 class PatternTrie:
@@ -219,11 +233,11 @@ class PatternTrie:
                         stack.append((child, after))
             else:
                 for word in dict.fromkeys(names):
-                    child = node.children.get(word)
-                    if child is not None:
+                    named = node.children.get(word)
+                    if named is not None:
                         after = cp.advance(mask, word)
                         if after:
-                            stack.append((child, after))
+                            stack.append((named, after))
         return found
 
     @staticmethod
@@ -244,13 +258,13 @@ class PatternTrie:
         if sticky in memo:
             return memo[sticky]
         start = cp.closure(sticky)
-        tails: dict[str, str] | None = {}
+        tails: dict[str, str] = {}
         for key, rest in _PLAIN_RESTS.items():
             words = cp.rest_words(start, True, rest)
             if words is None:
-                tails = None
-                break
-            tails[key] = "/" + "/".join(words) if words else ""  # type: ignore[index]
+                memo[sticky] = None
+                return None
+            tails[key] = "/" + "/".join(words) if words else ""
         memo[sticky] = tails
         return tails
 

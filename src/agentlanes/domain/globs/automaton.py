@@ -6,19 +6,24 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from enum import Enum
+from typing import Final
 
 from . import segments as sg
 from .segments import Segment
 
 
-class _GlobStar:
-    """A whole ``**`` segment: zero or more whole path segments."""
+class _GlobStar(Enum):
+    """A whole ``**`` segment: zero or more whole path segments. An enum member, so that
+    ``el is GLOBSTAR`` tells the type checker what ``el`` is otherwise (a segment)."""
+
+    GLOBSTAR = "**"
 
     def __repr__(self) -> str:
         return "GLOBSTAR"
 
 
-GLOBSTAR = _GlobStar()
+GLOBSTAR: Final = _GlobStar.GLOBSTAR
 Element = Segment | _GlobStar
 Alternative = tuple[Element, ...]
 
@@ -85,23 +90,23 @@ class Automaton:
                     kinds.append(_GLOB)
                     segs.append(None)
                 else:
-                    by_segment.setdefault(el, []).append(len(kinds))  # type: ignore[arg-type]
-                    if sg.witness(el) is not None:  # type: ignore[arg-type]
+                    by_segment.setdefault(el, []).append(len(kinds))
+                    if sg.witness(el) is not None:
                         witnessed.append(len(kinds))
                     kinds.append(_SEG)
-                    segs.append(el)  # type: ignore[arg-type]
+                    segs.append(el)
             ends.append(len(kinds))
             kinds.append(_END)
             segs.append(None)
         self.kinds = tuple(kinds)
         self.segs = tuple(segs)
-        self.literals = tuple(s.literal if s is not None else None for s in segs)
+        self.literals = literals = tuple(s.literal if s is not None else None for s in segs)
         self.globstars = _mask(globstars)
         self.ends = _mask(ends)
         # Ends right after a literal segment: in a strictly compiled pattern, where
         # an alternative ending in a slash-less literal matches (maybe a directory).
         self.literal_ends = _mask(
-            [e for e in ends if e and kinds[e - 1] == _SEG and segs[e - 1].literal is not None]  # type: ignore[union-attr]
+            [e for e in ends if e and kinds[e - 1] == _SEG and literals[e - 1] is not None]
         )
         self.witnessed = _mask(witnessed)  # segment positions that accept some valid word
         self.by_segment = {seg: _mask(ps) for seg, ps in by_segment.items()}
@@ -186,8 +191,8 @@ class Automaton:
         p = (mask & -mask).bit_length() - 1
         words: list[str] = []
         # Only valid words: an empty or '.' segment matches no path (the search decides those).
-        while kinds[p] == _SEG and literals[p] is not None and valid >> p & 1:
-            words.append(literals[p])  # type: ignore[arg-type]
+        while kinds[p] == _SEG and (word := literals[p]) is not None and valid >> p & 1:
+            words.append(word)
             p += 1
         run: tuple[str, ...] | None = None
         if kinds[p] == _GLOB and kinds[p + 1] == _END:
@@ -212,17 +217,17 @@ class Automaton:
             low = m & -m
             m ^= low
             p = low.bit_length() - 1
-            words: list[str] | None = []
+            words: list[str] = []
             while self.kinds[p] != _END:
                 if self.kinds[p] == _SEG:
-                    word = sg.witness(self.segs[p])  # type: ignore[arg-type]
+                    word = sg.witness(self.segs[p])
                     if word is None:
-                        words = None
-                        break
-                    words.append(word)  # type: ignore[union-attr]
+                        break  # this alternative cannot complete
+                    words.append(word)
                 p += 1
-            if words is not None and (best is None or len(words) < len(best)):
-                best = tuple(words)
+            else:
+                if best is None or len(words) < len(best):
+                    best = tuple(words)
         self._completions[mask] = best
         return best
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property, lru_cache
 from itertools import count
+from typing import Final
 
 from . import segments as sg
 from .automaton import _END, _GLOB, _SEG, GLOBSTAR, Alternative, Automaton, Element
@@ -50,9 +52,9 @@ class Rest:
 
 
 def _extension(last: Element) -> str | None:
-    if last is GLOBSTAR or "." not in last.tail:  # type: ignore[union-attr]
+    if last is GLOBSTAR or "." not in last.tail:
         return None
-    return last.tail.rpartition(".")[2]  # type: ignore[union-attr]
+    return last.tail.rpartition(".")[2]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +71,7 @@ class Entry:
 
 
 def _key(alt: Alternative) -> str:
-    return "/".join("**" if el is GLOBSTAR else el.source for el in alt)  # type: ignore[union-attr]
+    return "/".join("**" if el is GLOBSTAR else el.source for el in alt)
 
 
 class CompiledPattern(Automaton):
@@ -139,7 +141,7 @@ class CompiledPattern(Automaton):
             last = alt[-1]
             if last is GLOBSTAR:
                 return ""
-            tails.append(last.tail)  # type: ignore[union-attr]
+            tails.append(last.tail)
         shortest = min(tails, key=len)
         n = len(shortest)
         while n and not all(t.endswith(shortest[len(shortest) - n :]) for t in tails):
@@ -194,8 +196,8 @@ class CompiledPattern(Automaton):
                 found = _after_literal(words, rest.automaton)
             else:
                 found = self._after_lead(mask, nonempty, rest)
-            _REST_MEMO.store(table, key, found)  # type: ignore[arg-type]
-        return found  # type: ignore[return-value]
+            _REST_MEMO.store(table, key, found)
+        return found
 
     def literal_lead(self, mask: int) -> tuple[tuple[str, ...], int]:
         """The words ``mask`` must read first (while it is one literal position),
@@ -204,9 +206,10 @@ class CompiledPattern(Automaton):
         words: list[str] = []
         while mask == mask & -mask:
             p = mask.bit_length() - 1
-            if kinds[p] != _SEG or literals[p] is None or not valid >> p & 1:
+            word = literals[p]
+            if kinds[p] != _SEG or word is None or not valid >> p & 1:
                 break
-            words.append(literals[p])  # type: ignore[arg-type]
+            words.append(word)
             mask = self.closure(mask << 1)
         return tuple(words), mask
 
@@ -232,8 +235,8 @@ class CompiledPattern(Automaton):
         found = table.get(key, _MISSING)
         if found is _MISSING:
             found = _search(self, after, y, True, ymask)
-            _LEAD_MEMO.store(table, key, found)  # type: ignore[arg-type]
-        return None if found is None else lead + found  # type: ignore[operator]
+            _LEAD_MEMO.store(table, key, found)
+        return None if found is None else lead + found
 
 
 def _after_literal(words: tuple[str, ...], y: Automaton) -> tuple[str, ...] | None:
@@ -253,7 +256,13 @@ def _after_literal(words: tuple[str, ...], y: Automaton) -> tuple[str, ...] | No
     return None if tail is None else words + tail
 
 
-_MISSING = object()
+class _Missing(Enum):
+    """Not in the memo (an enum member, so that ``is _MISSING`` narrows the type)."""
+
+    MISSING = 0
+
+
+_MISSING: Final = _Missing.MISSING
 _SHARED_PREFIX = 16
 _SHAPE_CHARS = 128
 _RESTS: dict[str, Rest] = {}
@@ -313,7 +322,7 @@ def _compile_alternative(alt: str, *, strict: bool) -> Alternative:
     elif directory:
         # 'src/api/' claims what 'src/api' matches and everything below it.
         elements.append(GLOBSTAR)
-    elif last.literal is not None and not strict:  # type: ignore[union-attr]
+    elif last.literal is not None and not strict:
         # The wide reading: a last segment without wildcards may be a directory.
         elements.append(GLOBSTAR)
     return tuple(elements)
@@ -351,9 +360,9 @@ def _common_literal_prefix(alternatives: tuple[Alternative, ...]) -> tuple[str, 
     for alt in alternatives:
         lits: list[str] = []
         for el in alt:
-            if el is GLOBSTAR or el.literal is None or el.literal in ("", ".", ".."):  # type: ignore[union-attr]
+            if el is GLOBSTAR or el.literal is None or el.literal in ("", ".", ".."):
                 break
-            lits.append(el.literal)  # type: ignore[union-attr]
+            lits.append(el.literal)
         if prefix is None:
             prefix = lits
         else:
@@ -368,9 +377,6 @@ def _regex(alternatives: tuple[Alternative, ...]) -> re.Pattern[str]:
     parts = []
     for alt in alternatives:
         parts.append(
-            "".join(
-                "(?:/[^/\\x00]+)*" if el is GLOBSTAR else "/" + el.regex_body  # type: ignore[union-attr]
-                for el in alt
-            )
+            "".join("(?:/[^/\\x00]+)*" if el is GLOBSTAR else "/" + el.regex_body for el in alt)
         )
     return re.compile("(?:" + "|".join(parts) + ")", re.DOTALL)

@@ -96,7 +96,7 @@ def _search(
                 ok = compat.get(seg)  # type: ignore[arg-type]
                 if ok is None:
                     ok = compat[seg] = y.compatible(seg)  # type: ignore[index,arg-type]
-                stepped = ((mask & ok) << 1) | (mask & yglob if sg.witness(seg) else 0)  # type: ignore[arg-type]
+                stepped = ((mask & ok) << 1) | (mask & yglob if sg.witness(seg) else 0)
                 target = p + 1
             elif kind == _GLOB:
                 stepped = ((mask & ywit) << 1) | (mask & yglob)
@@ -177,7 +177,7 @@ def _common_word(a: Element, b: Element) -> str | None:
     if a is GLOBSTAR and b is GLOBSTAR:
         return "a"
     if a is GLOBSTAR:
-        return sg.witness(b)  # type: ignore[arg-type]
+        return sg.witness(b)
     if b is GLOBSTAR:
-        return sg.witness(a)  # type: ignore[arg-type]
-    return sg.intersect(a, b) if sg.may_intersect(a, b) else None  # type: ignore[arg-type]
+        return sg.witness(a)
+    return sg.intersect(a, b) if sg.may_intersect(a, b) else None

@@ -23,10 +23,12 @@ automaton search:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from re import _constants as sre_c  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
 
 from wcmatch import fnmatch
 
@@ -148,10 +150,15 @@ def may_intersect(a: Segment, b: Segment) -> bool:
     return k == 0 or ta[-k:] == tb[-k:]
 
 
-def _walk(nodes: object, out: list[Token]) -> bool:
+# The regex parser's nodes: (opcode, argument) pairs, the argument's shape by the opcode
+# (re._parser has no types).
+_Nodes = Iterable[tuple[Any, Any]]
+
+
+def _walk(nodes: _Nodes, out: list[Token]) -> bool:
     """Append tokens for a parsed regex; return whether it had a wildcard."""
     wildcard = False
-    for op, arg in nodes:  # type: ignore[attr-defined]
+    for op, arg in nodes:
         if op is sre_c.LITERAL:
             out.append(cs.normalise([(arg, arg)]))
         elif op is sre_c.NOT_LITERAL:
@@ -183,10 +190,10 @@ def _walk(nodes: object, out: list[Token]) -> bool:
     return wildcard
 
 
-def _class(items: object) -> CharSet:
+def _class(items: _Nodes) -> CharSet:
     negate = False
     intervals: list[tuple[int, int]] = []
-    for op, arg in items:  # type: ignore[attr-defined]
+    for op, arg in items:
         if op is sre_c.NEGATE:
             negate = True
         elif op is sre_c.LITERAL:

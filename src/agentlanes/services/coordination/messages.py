@@ -104,10 +104,10 @@ async def send(
 def _inbox_condition(project_id: int, agent: str) -> Any:
     """Messages to the agent, and broadcasts from anyone else."""
     return and_(
-        Message.project_id == project_id,  # type: ignore[arg-type]
+        Message.project_id == project_id,
         or_(
-            Message.recipient == agent,  # type: ignore[arg-type]
-            and_(Message.recipient == BROADCAST, Message.sender != agent),  # type: ignore[arg-type]
+            Message.recipient == agent,
+            and_(Message.recipient == BROADCAST, Message.sender != agent),
         ),
     )
 
@@ -141,8 +141,8 @@ async def inbox(
         if after_id is not None:
             conditions.append(col(Message.number) > after_id)
         join_on = and_(
-            MessageReceipt.message_id == Message.id,  # type: ignore[arg-type]
-            MessageReceipt.agent_name == agent,  # type: ignore[arg-type]
+            MessageReceipt.message_id == Message.id,
+            MessageReceipt.agent_name == agent,
         )
         if unread:
             conditions.append(col(MessageReceipt.read_at).is_(None))
@@ -150,7 +150,7 @@ async def inbox(
             conditions.append(col(MessageReceipt.acked_at).is_(None))
         base = select(Message, MessageReceipt).outerjoin(MessageReceipt, join_on).where(*conditions)
         rows = (
-            await db.exec(base.order_by(col(Message.id)).limit(page.limit).offset(page.offset))  # type: ignore[arg-type]
+            await db.exec(base.order_by(col(Message.id)).limit(page.limit).offset(page.offset))
         ).all()
         total = (
             await db.exec(
@@ -234,8 +234,8 @@ async def unread_count(ctx: ServiceContext, project: Project, agent: str) -> int
     """How many messages to ``agent`` (broadcasts included) it has not read."""
     assert project.id is not None
     join_on = and_(
-        MessageReceipt.message_id == Message.id,  # type: ignore[arg-type]
-        MessageReceipt.agent_name == agent,  # type: ignore[arg-type]
+        MessageReceipt.message_id == Message.id,
+        MessageReceipt.agent_name == agent,
     )
     async with ctx.db.read() as db:
         count = (

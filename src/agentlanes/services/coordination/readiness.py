@@ -28,7 +28,7 @@ async def task_statuses(db: AsyncSession, ids: Sequence[str]) -> dict[str, str]:
     if not ids:
         return {}
     stmt = select(Task.id, Task.status).where(col(Task.id).in_(list(ids)))
-    return dict((await db.exec(stmt)).all())  # type: ignore[arg-type]
+    return dict((await db.exec(stmt)).all())
 
 
 def gates_by_task(checkpoints: Iterable[Checkpoint]) -> dict[str, list[Checkpoint]]:
@@ -126,7 +126,7 @@ async def ready_tasks(
             .where(Task.project_id == project.id, Task.status == "pending")
             .order_by(col(Task.priority), col(Task.created_at), col(Task.id))
         )
-        pending = (await db.exec(stmt)).all()  # type: ignore[call-overload]
+        pending = (await db.exec(stmt)).all()
         dep_ids = {d for row in pending for d in row[1] or []}
         statuses = await task_statuses(db, sorted(dep_ids))
         gates = await project_gates(db, project.id)
@@ -134,7 +134,7 @@ async def ready_tasks(
         _, live = await live_sessions(ctx, project.id, now)
         working = (
             await db.exec(
-                select(Task.claimed_session_id, Task.paths).where(  # type: ignore[call-overload]
+                select(Task.claimed_session_id, Task.paths).where(
                     Task.project_id == project.id,
                     Task.status == "in_progress",
                     col(Task.claimed_session_id).is_not(None),

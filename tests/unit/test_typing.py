@@ -1,0 +1,101 @@
+"""The client is typed for its users: mypy, run on a user's code as on any installed
+package (PEP 561: only with ``py.typed``), flags wrong arguments and a missing ``await``.
+
+mypy runs once for the module, in a subprocess, on two files of user code: one that
+misuses the client and one that uses it right. The package is found on ``PYTHONPATH``,
+which mypy treats like site-packages, so without ``py.typed`` it would skip the package
+and report only that (``import-untyped``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import agentlanes
+
+PACKAGE = Path(agentlanes.__file__).parent
+ROOT = Path(__file__).resolve().parents[2]
+
+MISUSE = """
+from agentlanes.client import AsyncClient, Client
+
+
+def sync_use(lanes: Client) -> None:
+    lanes.checkin(agent_name=42)  # line 6: an int as the agent name
+
+
+async def async_use(lanes: AsyncClient) -> None:
+    answer = lanes.checkin(agent_name="alice")  # no await
+    print(answer.session_token)  # line 11: a coroutine used as the result
+"""
+
+RIGHT = """
+from agentlanes.client import AsyncClient, Client
+
+
+def sync_use(lanes: Client) -> str:
+    return lanes.checkin(agent_name="alice", declared_files=["src/**"]).session_token
+
+
+async def async_use(lanes: AsyncClient) -> str:
+    answer = await lanes.checkin(agent_name="alice")
+    return answer.session_token
+"""
+
+
+@pytest.fixture(scope="module")
+def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str]]]:
+    """{file name: [(line, error code), ...]} from one mypy run over both files."""
+    work = tmp_path_factory.mktemp("typing")
+    (work / "misuse.py").write_text(MISUSE)
+    (work / "right.py").write_text(RIGHT)
+    (work / "mypy.ini").write_text("[mypy]\n")  # a user's defaults, not this project's
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "misuse.py", "right.py"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found: dict[str, list[tuple[int, str]]] = {"misuse.py": [], "right.py": []}
+    for line in done.stdout.splitlines():
+        hit = re.match(r"(\w+\.py):(\d+): error: .*\[([a-z-]+)\]$", line)
+        if hit:
+            found[hit[1]].append((int(hit[2]), hit[3]))
+    assert done.returncode in (0, 1), done.stdout + done.stderr  # 2: mypy itself failed
+    return found
+
+
+def test_mypy_flags_a_wrong_argument_type_to_the_client(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    assert (6, "arg-type") in mypy_errors["misuse.py"]
+
+
+def test_mypy_flags_a_missing_await_on_the_async_client(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    assert (11, "attr-defined") in mypy_errors["misuse.py"]
+
+
+def test_mypy_finds_nothing_wrong_in_right_use_of_the_client(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    assert mypy_errors["right.py"] == []
+    assert {code for _, code in mypy_errors["misuse.py"]} == {"arg-type", "attr-defined"}
+
+
+def test_the_package_marks_itself_typed_and_lists_the_marker_in_its_package_data() -> None:
+    # setuptools (69 and later) puts py.typed in the wheel by itself too; the listing
+    # keeps it there whatever the build backend's defaults.
+    assert (PACKAGE / "py.typed").is_file()
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "py.typed" in pyproject["tool"]["setuptools"]["package-data"]["agentlanes"]
