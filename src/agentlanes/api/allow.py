@@ -44,5 +44,5 @@ class OptionsAllow:
         allow = self.allow(scope["app"]).get(scope.get("path_template", ""))
         if allow is not None:
             if "headers" not in message:
-                message["headers"] = []  # type: ignore[typeddict-unknown-key]
+                message["headers"] = []
             MutableScopeHeaders.from_message(message)["Allow"] = allow
