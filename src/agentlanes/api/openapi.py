@@ -154,9 +154,12 @@ def _handlers(app: Litestar) -> Iterator[tuple[str, str, HTTPRouteHandler]]:
 
 
 def _guard_names(handler: HTTPRouteHandler) -> set[str]:
-    # Sync guards come wrapped (AsyncCallable keeps the function as `func`).
+    # The guards as declared on each layer, app to handler (resolve_guards() would give
+    # sync ones wrapped in Litestar's AsyncCallable).
     return {
-        getattr(getattr(guard, "func", guard), "__name__", "") for guard in handler.resolve_guards()
+        getattr(guard, "__name__", "")
+        for layer in handler.ownership_layers
+        for guard in layer.guards or ()
     }
 
 
