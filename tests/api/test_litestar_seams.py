@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from litestar import Controller, Litestar, get, post
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.testing import TestClient
+from pydantic import BaseModel
 
 import agentlanes
 from agentlanes.api.allow import OptionsAllow
 from agentlanes.api.errors import EXCEPTION_HANDLERS
+from agentlanes.api.openapi import _UNTYPED, _is_litestar_error
 from agentlanes.api.query import QUERY_DECODERS, QueryInt
 
 SOURCE = Path(agentlanes.__file__).parent
@@ -94,6 +96,34 @@ def test_litestars_bool_still_refuses_yes_so_flags_stay_text() -> None:
     assert r.status_code == 400, (
         "Litestar's bool query parameter now takes yes: api/query.py's Flag could become "
         "a typed bool (re-check no, empty and padded values against bool_param)"
+    )
+
+
+class Note(BaseModel):
+    text: str
+
+
+@post("/notes", sync_to_thread=False)
+def add_note(
+    data: JSONBody[Note | None] = None,
+    limit: Annotated[str | None, QueryParameter()] = None,
+) -> None:
+    return None
+
+
+def test_the_document_shapes_the_finishing_step_recognises() -> None:
+    # api/openapi.py finishes Litestar's document by recognising what Litestar writes.
+    operation = Litestar([add_note]).openapi_schema.to_schema()["paths"]["/notes"]["post"]
+    recheck = "api/openapi.py recognises this shape of Litestar's document: re-check {}"
+    assert operation["parameters"][0]["schema"] == _UNTYPED, recheck.format(
+        "_UNTYPED (a text query parameter, for _finish_parameters)"
+    )
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert {"type": "null"} in body.get("oneOf", []), recheck.format(
+        "_finish_body (a body that may be left out)"
+    )
+    assert _is_litestar_error(operation["responses"]["400"]), recheck.format(
+        "_is_litestar_error (Litestar's own 400, replaced by ours)"
     )
 
 
