@@ -4,12 +4,15 @@ it can answer, the credentials it needs, the limits of the running settings, `Al
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
+
+from agentlanes.api.openapi import ContractJsonPlugin
 
 ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
 METHODS = {"get", "put", "post", "delete", "patch"}
@@ -130,6 +133,19 @@ def test_request_schemas_carry_the_running_limits(document: dict[str, Any]) -> N
     }
     assert params["limit"] == params["limit"] | {"type": "integer", "minimum": 1, "maximum": 500}
     assert params["stale"]["type"] == "boolean"
+
+
+def test_the_contract_is_finished_from_a_copy_once(client: TestClient[Any]) -> None:
+    # The JSON render plugin finishes what Litestar hands it (api/openapi.py): Litestar's
+    # document stays as built, and the finished copy is made once, not on every request.
+    plugin = ContractJsonPlugin(client.app.state.ctx.settings)
+    built = client.app.openapi_schema.to_schema()
+    before = copy.deepcopy(built)
+    finished = plugin.finished(client.app, built)
+    assert built == before
+    assert "Error" in finished["components"]["schemas"]
+    assert "421" in finished["paths"]["/healthz"]["get"]["responses"]
+    assert plugin.finished(client.app, built) is finished
 
 
 def test_metrics_document_their_text_content_type(document: dict[str, Any]) -> None:

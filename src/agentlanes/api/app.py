@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 from litestar import Litestar, MediaType, Response, get
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.stores.base import Store
@@ -17,7 +16,7 @@ from agentlanes import __version__
 from agentlanes.admin_token import admin_token_problem
 from agentlanes.api import dashboard, ops
 from agentlanes.api.agents import AgentController
-from agentlanes.api.allow import repair_options_allow
+from agentlanes.api.allow import OptionsAllow
 from agentlanes.api.board import BoardController
 from agentlanes.api.checkpoints import CheckpointController
 from agentlanes.api.conflicts import ConflictListController
@@ -32,8 +31,9 @@ from agentlanes.api.limits import rate_limit, rate_limit_stores
 from agentlanes.api.messages import MessageController
 from agentlanes.api.metrics import LeanPrometheusMiddleware
 from agentlanes.api.news import NewsController
-from agentlanes.api.openapi import components, finisher
+from agentlanes.api.openapi import ContractJsonPlugin, components
 from agentlanes.api.projects import ProjectController
+from agentlanes.api.query import QUERY_DECODERS
 from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
@@ -129,25 +129,26 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan, *mcp.lifespans],
-        on_startup=[finisher(settings)],
         middleware=middleware,
-        before_send=[security_headers],
+        before_send=[security_headers, OptionsAllow()],
         stores=stores,
         # Strict: Litestar validates bodies with strict=False by default, which overrides the
         # models' StrictInt/StrictStr (false or "1" became a priority of 0 or 1).
         plugins=[PydanticPlugin(validate_strict=True)],
         request_max_body_size=settings.max_body_bytes,
+        # Integer query parameters read by our rule (api/query.py).
+        type_decoders=QUERY_DECODERS,
         openapi_config=OpenAPIConfig(
             title="agentlanes",
             version=__version__,
             path="/schema",
-            # The viewer's files ship in the package (api/viewer.py): no CDN.
-            render_plugins=[JsonRenderPlugin(), PackagedSwaggerPlugin()],
+            # The document served is the contract (api/openapi.py); the viewer's files ship
+            # in the package (api/viewer.py): no CDN.
+            render_plugins=[ContractJsonPlugin(settings), PackagedSwaggerPlugin()],
             components=components(),
         ),
         debug=False,
         # Logging is configured by `agentlanes serve` (and uvicorn), not by Litestar.
         logging_config=None,
     )
-    repair_options_allow(app)
     return app

@@ -8,11 +8,11 @@ from typing import Any
 from litestar import Controller, get
 
 from agentlanes.api.deps import Ctx, Proj, api_key_guard
-from agentlanes.api.query import int_param, int_query
+from agentlanes.api.query import int_query
 from agentlanes.services.coordination import message_board, task_board
 from agentlanes.settings import LIMITS
 
-# Parsed by int_param (our 400 naming it); documented as the integer range the service takes.
+# An integer (api/query.py: our 400 naming it); documented as the range the service takes.
 Limit = int_query(1, LIMITS.message_board_limit, "How many messages at most")
 
 
@@ -27,4 +27,4 @@ class BoardController(Controller):
 
     @get("/messages", summary="Recent messages of the project with their readers")
     async def messages(self, ctx: Ctx, project: Proj, limit: Limit = None) -> dict[str, Any]:
-        return await message_board.recent_messages(ctx, project, limit=int_param("limit", limit))
+        return await message_board.recent_messages(ctx, project, limit=limit)

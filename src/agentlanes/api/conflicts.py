@@ -7,11 +7,11 @@ from typing import Any
 from litestar import Controller, get
 
 from agentlanes.api.deps import Ctx, Proj, api_key_guard
-from agentlanes.api.query import int_param, int_query
+from agentlanes.api.query import int_query
 from agentlanes.services import conflict_pairs
 from agentlanes.settings import LIMITS
 
-# Parsed by int_param (our 400 naming it); documented as the integer range the service takes.
+# An integer (api/query.py: our 400 naming it); documented as the range the service takes.
 Limit = int_query(1, LIMITS.conflict_pairs_limit, "How many pairs at most")
 
 
@@ -22,4 +22,4 @@ class ConflictListController(Controller):
 
     @get("/conflicts", summary="Every overlapping pair of live sessions, once")
     async def pairs(self, ctx: Ctx, project: Proj, limit: Limit = None) -> dict[str, Any]:
-        return await conflict_pairs.current_conflicts(ctx, project, limit=int_param("limit", limit))
+        return await conflict_pairs.current_conflicts(ctx, project, limit=limit)

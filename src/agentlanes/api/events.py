@@ -25,7 +25,7 @@ from agentlanes.store.models import Project
 
 log = logging.getLogger("agentlanes.stream")
 
-# Parsed by int_param, so a bad value is our 400 naming the field; documented as integers.
+# Integers (api/query.py), so a bad value is our 400 naming the field.
 Since = int_query(0, MAX_INT, "The offset after which to list events")
 LogLimit = int_query(1, LIMITS.event_log_limit, "How many events at most")
 Epoch = text_query(1, 32, "The history's epoch the client last saw (another one: recovered false)")
@@ -57,7 +57,6 @@ class EventController(Controller):
         self,
         ctx: Ctx,
         project: Proj,
-        # Strings, parsed by _int_param, so a bad value is our 400 naming the field.
         since: Since = None,
         limit: LogLimit = None,
         epoch: Epoch = None,
@@ -65,8 +64,8 @@ class EventController(Controller):
         return await realtime.event_log(
             ctx,
             project,
-            since=int_param("since", since),
-            limit=int_param("limit", limit),
+            since=since,
+            limit=limit,
             epoch=epoch,
         )
 

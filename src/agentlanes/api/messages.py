@@ -17,7 +17,6 @@ from agentlanes.api.query import (
     PageLimit,
     PageOffset,
     bool_param,
-    int_param,
     int_query,
     page_param,
 )
@@ -89,7 +88,7 @@ class MessageController(Controller):
             unacked=bool(bool_param("unacked", unacked)),
             type_=type,
             thread_id=thread_id,
-            after_id=int_param("after_id", after_id),
+            after_id=after_id,
             page=page_param(limit, offset),
         )
 

@@ -23,7 +23,7 @@ from pydantic import (
 from agentlanes.api.answers import answer
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
-from agentlanes.api.query import MAX_INT, int_param, int_query
+from agentlanes.api.query import MAX_INT, int_query
 from agentlanes.api.schemas import TokenBody
 from agentlanes.services import news
 
@@ -119,9 +119,7 @@ class NewsController(Controller):
     async def read(
         self, request: Req, ctx: Ctx, project: Proj, after: After = None, limit: Limit = None
     ) -> dict[str, Any]:
-        return await news.news(
-            ctx, project, session_token(request), after=after, limit=int_param("limit", limit)
-        )
+        return await news.news(ctx, project, session_token(request), after=after, limit=limit)
 
     @post(
         "/",

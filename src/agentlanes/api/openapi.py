@@ -3,7 +3,8 @@ each one needs, and the limits the running settings enforce.
 
 Litestar builds the document from the route handlers; it knows nothing of our error body
 (it documents ``{"detail": ...}``) nor of the statuses our guards and services answer. So
-once the application has started, ``finish_document`` rewrites the built document in place,
+``ContractJsonPlugin``, the render plugin that serves ``/schema/openapi.json``, finishes a
+copy of the document Litestar hands it (once: the copy is kept) with ``finish_document``,
 operation by operation, from what every route handler declares:
 
 - every operation answers 400 when it takes a body, a query, a path parameter or a
@@ -22,14 +23,13 @@ guards (and ``contract(...)`` for extra statuses), so the document cannot drift 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import copy
+from collections.abc import Iterator
 from typing import Any
 
-from litestar import Litestar
-
-# Private, but the only way to the document Litestar serves (no public name exports it).
-from litestar._openapi.plugin import OpenAPIPlugin
+from litestar import Litestar, Request
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.routes import HTTPRoute
 from pydantic import BaseModel
@@ -154,9 +154,12 @@ def _handlers(app: Litestar) -> Iterator[tuple[str, str, HTTPRouteHandler]]:
 
 
 def _guard_names(handler: HTTPRouteHandler) -> set[str]:
-    # Sync guards come wrapped (AsyncCallable keeps the function as `func`).
+    # The guards as declared on each layer, app to handler (resolve_guards() would give
+    # sync ones wrapped in Litestar's AsyncCallable).
     return {
-        getattr(getattr(guard, "func", guard), "__name__", "") for guard in handler.resolve_guards()
+        getattr(guard, "__name__", "")
+        for layer in handler.ownership_layers
+        for guard in layer.guards or ()
     }
 
 
@@ -336,11 +339,26 @@ def finish_document(document: dict[str, Any], app: Litestar, settings: Settings)
     document.update(resolved)
 
 
-def finisher(settings: Settings) -> Callable[[Litestar], None]:
-    """An ``on_startup`` hook: finish the served document once, before anyone reads it."""
+class ContractJsonPlugin(JsonRenderPlugin):
+    """``/schema/openapi.json``: Litestar's document, finished into the contract.
 
-    def finish(app: Litestar) -> None:
-        plugin = app.plugins.get(OpenAPIPlugin)
-        finish_document(plugin.provide_openapi_schema(), app, settings)
+    Litestar hands every render plugin the document it built (``render``, its public
+    interface for UI plugins); this one finishes a copy the first time and serves that
+    copy from then on, so Litestar's own document stays as Litestar built it."""
 
-    return finish
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self._settings = settings
+        self._built: dict[str, Any] | None = None  # the document the copy was made from
+        self._finished: dict[str, Any] = {}
+
+    def finished(self, app: Litestar, document: dict[str, Any]) -> dict[str, Any]:
+        """The contract made from Litestar's ``document`` (made again if Litestar rebuilt it)."""
+        if self._built is not document:
+            finished = copy.deepcopy(document)
+            finish_document(finished, app, self._settings)
+            self._built, self._finished = document, finished
+        return self._finished
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.finished(request.app, openapi_schema))

@@ -1,4 +1,19 @@
-"""Query-string values parsed with errors that name the parameter (400 VALIDATION_ERROR)."""
+"""Query parameters: typed, read by our rules, a bad value a 400 naming the parameter.
+
+Integer parameters are typed ``QueryInt`` (``int_query``, ``PageLimit``, ``PageOffset``):
+Litestar reads them with ``QUERY_DECODERS``, given to the application as ``type_decoders``
+(its public hook for types it does not know: docs.litestar.dev/2/usage/custom-types.html),
+and a value they refuse is a 400 naming the parameter (``source: query``) through the
+validation handler of api/errors.py. Our rule rather than Litestar's ``int``: an empty or
+padded value (``?limit=``, ``?limit= 5``) is refused, not read as absent; ``+5`` is 5 and
+``5.0`` is not an integer; the value fits a 64-bit column. The ranges the services take
+are checked there and stated in the document (``schema_extra``). Checked against Litestar
+2.25.0; tests/api/test_litestar_seams.py says what to re-check if an upgrade changes it.
+
+Flags (``Flag``) are still text read by ``bool_param``: a query type of our own cannot be
+a ``bool`` (no subclass of it), and Litestar's ``bool`` refuses the ``yes``/``no`` this
+server has always taken.
+"""
 
 from __future__ import annotations
 
@@ -14,25 +29,48 @@ from agentlanes.settings import LIMITS
 MAX_INT = 2**63 - 1  # what every database column here can hold
 
 
-def int_param(name: str, raw: str | None) -> int | None:
-    """An ASCII decimal integer within the databases' 64-bit range, or None when absent.
+def parse_int(raw: str) -> int:
+    """An ASCII decimal integer within the databases' 64-bit range (``ValueError`` if not).
 
-    Given but empty (``?limit=``) or with white space around it is not an integer: the
-    document says ``integer``, and such a value is refused rather than read as absent."""
-    if raw is None:
-        return None
+    Empty or with white space around it is not an integer: the document says ``integer``,
+    and such a value is refused rather than read as absent."""
     digits = raw[1:] if raw[:1] in "+-" else raw
     if not (digits.isascii() and digits.isdigit()):
-        raise InvalidInput(name, "must be an integer")
+        raise ValueError("must be an integer")
     value = int(raw)
     if not -MAX_INT <= value <= MAX_INT:
-        raise InvalidInput(name, "is out of range")
+        raise ValueError("is out of range")
     return value
 
 
-def page_param(limit: str | None, offset: str | None) -> PageRequest:
+def int_param(name: str, raw: str | None) -> int | None:
+    """``parse_int`` for a value read by hand (a WebSocket's query): None when absent,
+    ``InvalidInput`` naming ``name`` when bad."""
+    if raw is None:
+        return None
+    try:
+        return parse_int(raw)
+    except ValueError as exc:
+        raise InvalidInput(name, str(exc)) from None
+
+
+class QueryInt(int):
+    """An integer query parameter, read by ``decode_int``: an ``int`` everywhere (Litestar
+    writes a subclass of ``int`` as an integer in answers)."""
+
+
+def decode_int(_: type, raw: Any) -> QueryInt:
+    if not isinstance(raw, str):  # a query value is always text
+        raise TypeError("must be an integer")
+    return QueryInt(parse_int(raw))
+
+
+QUERY_DECODERS: list[tuple[Any, Any]] = [(lambda kind: kind is QueryInt, decode_int)]
+
+
+def page_param(limit: int | None, offset: int | None) -> PageRequest:
     """``?limit=&offset=`` as a checked page (400 naming the parameter)."""
-    return PageRequest.of(int_param("limit", limit), int_param("offset", offset))
+    return PageRequest.of(limit, offset)
 
 
 def bool_param(name: str, raw: str | None) -> bool | None:
@@ -47,9 +85,9 @@ def bool_param(name: str, raw: str | None) -> bool | None:
     raise InvalidInput(name, "must be true or false")
 
 
-# How these parameters are documented: the handlers take them as strings and parse them
-# with the functions above (so a bad value is our 400 naming it), while the OpenAPI document
-# states the type and range those functions and the services accept.
+# How these parameters are documented: the type and range the decoders and the services
+# accept, without the `null` branch Litestar writes for an optional parameter (absent is
+# how a parameter is left out; `?limit=` is refused).
 def _documented(description: str, **schema: Any) -> QueryParameter:
     return QueryParameter(schema_extra={"one_of": None, "description": description, **schema})
 
@@ -57,7 +95,7 @@ def _documented(description: str, **schema: Any) -> QueryParameter:
 def int_query(minimum: int, maximum: int, description: str) -> Any:
     """An optional integer query parameter in ``minimum..maximum``."""
     return Annotated[
-        str | None,
+        QueryInt | None,
         _documented(description, type=OpenAPIType.INTEGER, minimum=minimum, maximum=maximum),
     ]
 

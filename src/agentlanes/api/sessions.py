@@ -22,7 +22,7 @@ from agentlanes.api.answers import (
 )
 from agentlanes.api.deps import Ctx, Proj, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
-from agentlanes.api.query import int_param, int_query, text_query
+from agentlanes.api.query import int_query, text_query
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -212,7 +212,7 @@ class SessionController(Controller):
         limit: ConflictLimit = None,
     ) -> dict[str, Any]:
         return await presence_service.session_conflicts(
-            ctx, project, session_id, cursor=cursor, limit=int_param("limit", limit)
+            ctx, project, session_id, cursor=cursor, limit=limit
         )
 
     @post(

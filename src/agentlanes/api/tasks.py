@@ -24,7 +24,6 @@ from agentlanes.api.query import (
     PageOffset,
     bool_param,
     enum_query,
-    int_param,
     page_param,
 )
 from agentlanes.services.coordination import readiness, tasks
@@ -101,9 +100,7 @@ class TaskController(Controller):
     async def ready(
         self, request: Req, ctx: Ctx, project: Proj, limit: PageLimit = None
     ) -> dict[str, Any]:
-        return await readiness.ready_tasks(
-            ctx, project, token=session_token(request), limit=int_param("limit", limit)
-        )
+        return await readiness.ready_tasks(ctx, project, token=session_token(request), limit=limit)
 
     @get(
         "/{task_id:str}",
