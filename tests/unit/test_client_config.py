@@ -151,7 +151,11 @@ def test_resume_skips_what_was_seen_and_follows_snapshots() -> None:
     assert resume.accept(json.dumps({"type": "agent.checkin", "offset": 6})) is not None
     assert resume.accept(json.dumps({"type": "pong"})) is not None
     assert resume.offset == 6
-    assert [backoff(n) for n in (0, 1, 10)] == [0.2, 0.4, 5.0]
+    # Equal jitter: half the step fixed, half random.
+    assert [backoff(n, lambda: 1.0) for n in (0, 1, 10)] == [0.2, 0.4, 5.0]
+    assert [backoff(n, lambda: 0.0) for n in (0, 1, 10)] == [0.1, 0.2, 2.5]
+    waits = {round(backoff(3), 6) for _ in range(50)}
+    assert len(waits) > 40 and all(0.8 <= w <= 1.6 for w in waits)  # spread, within the step
 
 
 def test_reconnects_give_up_only_when_they_should() -> None:

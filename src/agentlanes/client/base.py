@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import urlencode
@@ -197,6 +199,10 @@ class Reconnects:
         return backoff(self.failures)
 
 
-def backoff(attempt: int) -> float:
-    """Seconds to wait before reconnect number ``attempt`` (0.2 s doubling, at most 5 s)."""
-    return float(min(5.0, 0.2 * 2 ** min(attempt, 5)))
+def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:
+    """Seconds to wait before reconnect number ``attempt``: a step of 0.2 s doubling, at
+    most 5 s, of which the second half is random ("equal jitter"). A server that restarts
+    under a thousand agents does not get a thousand reconnects in the same millisecond,
+    and no client waits less than half its step."""
+    step = min(5.0, 0.2 * 2 ** min(attempt, 5))
+    return step / 2 + step / 2 * rand()
