@@ -17,6 +17,13 @@ from agentlanes.server import gc_tuning
 from agentlanes.settings import Settings
 
 
+def ours(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The records of agentlanes.jobs alone: a test that ran before may have set the root
+    logger to INFO (an app's logging config), and APScheduler's own INFO lines then reach
+    the capture too."""
+    return [r for r in caplog.records if r.name == "agentlanes.jobs"]
+
+
 def test_every_job_of_the_table_is_scheduled_at_its_interval() -> None:
     settings = Settings(expiry_check_seconds=3, event_prune_seconds=70, hub_catch_up_seconds=5)
     ctx: Any = SimpleNamespace(settings=settings)
@@ -50,8 +57,8 @@ def test_a_failing_job_is_logged_not_raised(caplog: pytest.LogCaptureFixture) ->
     job = jobs.Job("broken", broken, lambda s: 1, "did %d")
     with caplog.at_level(logging.ERROR, logger="agentlanes.jobs"):
         asyncio.run(jobs.run_job(job, SimpleNamespace()))  # type: ignore[arg-type]
-    assert [r.getMessage() for r in caplog.records] == ["broken job failed"]
-    assert caplog.records[0].exc_info is not None
+    assert [r.getMessage() for r in ours(caplog)] == ["broken job failed"]
+    assert ours(caplog)[0].exc_info is not None
 
 
 def test_a_job_that_did_something_says_how_much(caplog: pytest.LogCaptureFixture) -> None:
@@ -64,7 +71,7 @@ def test_a_job_that_did_something_says_how_much(caplog: pytest.LogCaptureFixture
     with caplog.at_level(logging.INFO, logger="agentlanes.jobs"):
         asyncio.run(jobs.run_job(jobs.Job("x", three, lambda s: 1, "ended %d row(s)"), None))  # type: ignore[arg-type]
         asyncio.run(jobs.run_job(jobs.Job("y", nothing, lambda s: 1, "ended %d thing(s)"), None))  # type: ignore[arg-type]
-    assert [r.getMessage() for r in caplog.records] == ["ended 3 row(s)"]
+    assert [r.getMessage() for r in ours(caplog)] == ["ended 3 row(s)"]
 
 
 def test_the_collection_job_frees_cyclic_garbage_the_widened_generation_keeps() -> None:
@@ -128,8 +135,8 @@ def test_a_job_cancelled_by_shutdown_says_so_in_one_line(caplog: pytest.LogCaptu
 
     with caplog.at_level(logging.INFO, logger="agentlanes.jobs"):
         asyncio.run(cancel_it())
-    assert [r.getMessage() for r in caplog.records] == ["stuck job stopped by shutdown"]
-    assert caplog.records[0].exc_info is None
+    assert [r.getMessage() for r in ours(caplog)] == ["stuck job stopped by shutdown"]
+    assert ours(caplog)[0].exc_info is None
 
 
 def test_shutdown_waits_for_a_running_job_then_cancels_a_late_one(
@@ -181,7 +188,7 @@ def test_shutdown_waits_for_a_running_job_then_cancels_a_late_one(
     # The quick run finished while stop() waited; the slow one was cancelled after it,
     # and stop() returned only then.
     assert happened == ["stop waiting", "quick ended", "slow cancelled", "stop returned"]
-    assert [r.getMessage() for r in caplog.records] == ["slow job stopped by shutdown"]
+    assert [r.getMessage() for r in ours(caplog)] == ["slow job stopped by shutdown"]
 
 
 def test_shutdown_with_no_grace_still_lets_a_cancelled_run_unwind() -> None:
