@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from agentlanes.domain.conflicts import ConflictDetector, Scope
-from agentlanes.services.conflict_pairs import _ProjectPairs
+from agentlanes.services.pair_index import ProjectPairs
 
 PATTERNS = [
     "**/*.py",
@@ -52,7 +52,7 @@ def _fresh_pairs(live: list[Any]) -> dict[tuple[str, str], set[tuple[str, ...]]]
     return pairs
 
 
-def _kept_pairs(entry: _ProjectPairs) -> dict[tuple[str, str], set[tuple[str, ...]]]:
+def _kept_pairs(entry: ProjectPairs) -> dict[tuple[str, str], set[tuple[str, ...]]]:
     out: dict[tuple[str, str], set[tuple[str, ...]]] = {}
     for sid, partners in entry.pairs.items():
         for pair in partners.values():
@@ -70,7 +70,7 @@ def _kept_pairs(entry: _ProjectPairs) -> dict[tuple[str, str], set[tuple[str, ..
 
 def test_incremental_pairs_equal_a_fresh_decision_after_every_change() -> None:
     rng = random.Random(17)
-    entry = _ProjectPairs()
+    entry = ProjectPairs()
     live: list[Any] = []
     next_id = 0
     for _step in range(300):

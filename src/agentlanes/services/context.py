@@ -12,6 +12,7 @@ from agentlanes.hub import Hub
 from agentlanes.services.liveness import Liveness, create_liveness
 from agentlanes.services.news_state import LeaseRefusals
 from agentlanes.services.open_sockets import OpenSockets
+from agentlanes.services.pair_index import ConflictPairs
 from agentlanes.services.project_cache import RecentProjects
 from agentlanes.services.project_tx import ProjectTx, SessionEndListener
 from agentlanes.services.projection import Projections
@@ -37,6 +38,8 @@ class ServiceContext:
     session_end_listeners: list[SessionEndListener] = field(default_factory=list)
     # Who was refused which lease, for the agents' news (services/news.py).
     lease_refusals: LeaseRefusals = field(default_factory=lambda: LeaseRefusals())
+    # The current conflicts' pair lists, by project (services/conflict_pairs.py).
+    conflict_pairs: ConflictPairs = field(default_factory=ConflictPairs)
 
     def __post_init__(self) -> None:
         if self.liveness is None:

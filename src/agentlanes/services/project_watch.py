@@ -90,8 +90,6 @@ async def project_changed(ctx: ServiceContext, project: Project) -> None:
 
 async def project_deleted(ctx: ServiceContext, project_id: int) -> None:
     """The project is gone: close its sockets (4401) and drop everything kept for it."""
-    from agentlanes.services.conflict_pairs import forget_project as forget_pairs
-
     ctx.known_projects.forget_project(project_id)
     sockets = ctx.sockets.of(project_id)
     for socket in sockets:
@@ -99,7 +97,7 @@ async def project_deleted(ctx: ServiceContext, project_id: int) -> None:
     await asyncio.gather(*(_close(s, "the project was deleted") for s in sockets))
     ctx.projections.forget(project_id)
     ctx.hub.forget(project_id)
-    forget_pairs(project_id)
+    ctx.conflict_pairs.forget_project(project_id)
     ctx.lease_refusals.forget_project(project_id)
     for token_hash in [h for h, (pid, _) in ctx.token_ids.items() if pid == project_id]:
         del ctx.token_ids[token_hash]
