@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import weakref
 from typing import Any
 
 from litestar import WebSocket
@@ -27,10 +26,9 @@ from agentlanes.hub import POLL, Frame, Subscriber
 from agentlanes.services import presence as presence_service
 from agentlanes.services import realtime, sessions
 from agentlanes.services.context import ServiceContext
-from agentlanes.services.views import event_view
+from agentlanes.services.log_reads import PAGE
 from agentlanes.store import queries
 from agentlanes.store.availability import database_unavailable
-from agentlanes.store.database import Database
 from agentlanes.store.models import Project
 
 log = logging.getLogger("agentlanes.stream")
@@ -39,7 +37,6 @@ CLOSE_TOO_SLOW = 4008
 CLOSE_SERVER_ERROR = 1011
 CLOSE_TRY_AGAIN_LATER = 1013  # the database is away: reconnect with since= shortly
 CLOSE_TOO_BIG = 1009
-PAGE = 500
 # How long a 4008 close may take before we stop waiting for it (the server protocol then
 # aborts the connection itself; see server/wsprotocol.py).
 CLOSE_WAIT_SECONDS = 2.0
@@ -75,48 +72,6 @@ def client_frame_text(message: dict[str, Any], limit: int) -> str | None:
     if size > limit:
         raise OverflowError(f"message too big: the limit is {limit} bytes")
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-
-
-class SharedLogReads:
-    """Reads of the event log, shared by the sockets that need the same page at once.
-
-    When a notification is late or lost, every socket of the project needs the same
-    events (a gap, or a poke after a Redis outage): thousands of identical queries would
-    exhaust the connection pool. Concurrent identical reads run once, and the events come
-    back encoded once."""
-
-    def __init__(self) -> None:
-        self._inflight: dict[tuple[int, int, int | None], asyncio.Future[list[Frame]]] = {}
-
-    async def read(
-        self, ctx: ServiceContext, project_id: int, after: int, upto: int | None
-    ) -> list[Frame]:
-        key = (project_id, after, upto)
-        future = self._inflight.get(key)
-        if future is None:
-            future = asyncio.ensure_future(self._fetch(ctx, project_id, after, upto))
-            self._inflight[key] = future
-            future.add_done_callback(lambda _: self._inflight.pop(key, None))
-        # shield: one socket going away must not cancel the read the others wait for.
-        return await asyncio.shield(future)
-
-    @staticmethod
-    async def _fetch(
-        ctx: ServiceContext, project_id: int, after: int, upto: int | None
-    ) -> list[Frame]:
-        async with ctx.db.read() as db:
-            rows = await queries.events_after(db, project_id, after, PAGE, upto)
-        return [Frame.of(event_view(row)) for row in rows]
-
-
-_SHARED_READS: weakref.WeakKeyDictionary[Database, SharedLogReads] = weakref.WeakKeyDictionary()
-
-
-def shared_reads(ctx: ServiceContext) -> SharedLogReads:
-    reads = _SHARED_READS.get(ctx.db)
-    if reads is None:
-        reads = _SHARED_READS[ctx.db] = SharedLogReads()
-    return reads
 
 
 class EventStream:
@@ -254,9 +209,9 @@ class EventStream:
         """Send every logged event after ``last_sent`` (up to ``upto``), in order.
 
         False when the next event is no longer in the log (pruned meanwhile)."""
-        reads = shared_reads(self.ctx)
+        reads = self.ctx.log_reads
         while True:
-            frames = await reads.read(self.ctx, self.project_id, self.last_sent, upto)
+            frames = await reads.read(self.project_id, self.last_sent, upto)
             for frame in frames:
                 if frame.offset != self.last_sent + 1:
                     return False

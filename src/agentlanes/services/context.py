@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from agentlanes.errors import Unauthorized
 from agentlanes.hub import Hub
 from agentlanes.services.liveness import Liveness, create_liveness
+from agentlanes.services.log_reads import SharedLogReads
 from agentlanes.services.news_state import LeaseRefusals
 from agentlanes.services.open_sockets import OpenSockets
 from agentlanes.services.pair_index import ConflictPairs
@@ -40,10 +41,13 @@ class ServiceContext:
     lease_refusals: LeaseRefusals = field(default_factory=lambda: LeaseRefusals())
     # The current conflicts' pair lists, by project (services/conflict_pairs.py).
     conflict_pairs: ConflictPairs = field(default_factory=ConflictPairs)
+    # The event sockets' reads of the log, shared while in flight (services/log_reads.py).
+    log_reads: SharedLogReads = field(init=False)
 
     def __post_init__(self) -> None:
         if self.liveness is None:
             self.liveness = create_liveness(self.settings)
+        self.log_reads = SharedLogReads(self.db)
         # The news reads the events the projection applied (services/news.py).
         self.projections.recent_kept = self.settings.news_recent_events
         self.projections.recent_bytes = self.settings.news_recent_bytes
