@@ -113,9 +113,10 @@ class SharedRateLimitMiddleware(RateLimitMiddleware):
 
 class FailOpenRedisStore(RedisStore):
     """A RedisStore whose reads find nothing and whose writes do nothing while Redis is
-    down, so the limiter lets requests through instead of failing them."""
+    down, so the limiter lets requests through instead of failing them. Each store (one
+    per app) keeps its own outage state."""
 
-    _down = False
+    _down = False  # the instance's own once set: two apps never share an outage
     # One step: count this request, start the window on the first, report count and TTL.
     _COUNT_HIT = b"""
     local n = redis.call('INCR', KEYS[1])
@@ -139,13 +140,13 @@ class FailOpenRedisStore(RedisStore):
         return int(count), int(ttl)
 
     def _failed(self, exc: Exception) -> None:
-        if not FailOpenRedisStore._down:
-            FailOpenRedisStore._down = True
+        if not self._down:
+            self._down = True
             log.warning("rate limit not applied: redis unavailable (%s)", exc)
 
     def _ok(self) -> None:
-        if FailOpenRedisStore._down:
-            FailOpenRedisStore._down = False
+        if self._down:
+            self._down = False
             log.warning("rate limit applied again: redis available")
 
     async def get(self, key: str, renew_for: int | timedelta | None = None) -> bytes | None:

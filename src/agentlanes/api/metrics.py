@@ -12,18 +12,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litestar.plugins.prometheus import PrometheusMiddleware
-from litestar.types import Message, Receive, Scope, Send
+from litestar.plugins.prometheus import PrometheusConfig, PrometheusMiddleware
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 _SERVER_ERROR = 500
 
 
 class LeanPrometheusMiddleware(PrometheusMiddleware):
-    """``PrometheusMiddleware``'s metrics, with their labelled children kept."""
+    """``PrometheusMiddleware``'s metrics, with their labelled children kept (by each
+    instance: the children carry its config's ``app_name``)."""
 
-    # (method, path template, status) -> (in progress, count, duration, errors or None)
-    _children: dict[tuple[str, str, int], tuple[Any, Any, Any, Any]] = {}
-    _in_progress: dict[tuple[str, str], Any] = {}
+    def __init__(self, app: ASGIApp, config: PrometheusConfig) -> None:
+        super().__init__(app, config)
+        # (method, path template, status) -> (in progress, count, duration, errors or None)
+        self._children: dict[tuple[str, str, int], tuple[Any, Any, Any, Any]] = {}
+        self._in_progress: dict[tuple[str, str], Any] = {}
 
     def _labels(self, method: str, path: str, status: int) -> dict[str, Any]:
         return {
