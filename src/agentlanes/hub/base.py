@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from cachetools import LRUCache
+
 
 class Frame:
     """One event as it goes out on every socket: encoded to JSON once, not once per socket."""
@@ -29,7 +31,7 @@ class Frame:
         return cls(int(event["offset"]), json.dumps(event, separators=(",", ":")))
 
 
-# Projects whose newest offset is remembered before the map starts afresh.
+# Projects whose newest offset is remembered (the least recently used are dropped first).
 NEWEST_KEPT = 100_000
 
 # An item in a subscriber's queue that means "look in the event log for anything newer".
@@ -99,8 +101,9 @@ class Hub(ABC):
         # the catch-up job compares it with the database to find lost notifications.
         self._seen: dict[int, int] = {}
         # The newest offset committed anywhere that reached this process, per project
-        # (subscribers or not): tells the live projection when it is behind.
-        self._newest: dict[int, int] = {}
+        # (subscribers or not): tells the live projection when it is behind. At most
+        # NEWEST_KEPT projects, the least recently used go first.
+        self._newest: LRUCache[int, int] = LRUCache(maxsize=NEWEST_KEPT)
 
     async def start(self) -> None:  # noqa: B027  (optional for backends)
         """Connect to the backend, if any."""
@@ -145,8 +148,6 @@ class Hub(ABC):
             return
         newest = frames[-1].offset
         if newest > self._newest.get(project_id, 0):
-            if len(self._newest) >= NEWEST_KEPT and project_id not in self._newest:
-                self._newest.clear()
             self._newest[project_id] = newest
         subscribers = self._subscribers.get(project_id)
         if not subscribers:

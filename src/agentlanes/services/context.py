@@ -7,6 +7,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from cachetools import LRUCache
+
 from agentlanes.errors import Unauthorized
 from agentlanes.hub import Hub
 from agentlanes.services.liveness import Liveness, create_liveness
@@ -28,8 +30,11 @@ class ServiceContext:
     hub: Hub
     projections: Projections = field(default_factory=Projections)
     # Token hash -> (project id, session id), learned at check-in and as heartbeats come
-    # (the pair never changes), so a hot request needs no read to find its session.
-    token_ids: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # (the pair never changes), so a hot request needs no read to find its session. At
+    # most LIMITS.token_ids_kept tokens, the least recently used go first.
+    token_ids: LRUCache[str, tuple[int, str]] = field(
+        default_factory=lambda: LRUCache(maxsize=LIMITS.token_ids_kept)
+    )
     known_projects: RecentProjects = field(default_factory=RecentProjects)
     # Heartbeats off the database (memory, or Redis with several processes).
     liveness: Liveness = None  # type: ignore[assignment]
@@ -63,8 +68,6 @@ class ServiceContext:
         return known[1] if known is not None and known[0] == project_id else None
 
     def remember_token(self, project_id: int, token_hash: str, session_id: str) -> None:
-        if len(self.token_ids) >= LIMITS.token_ids_kept:
-            self.token_ids.clear()
         self.token_ids[token_hash] = (project_id, session_id)
 
     @contextlib.asynccontextmanager
