@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from agentlanes.hub import Frame
 from agentlanes.hub import base as hub_base
 from agentlanes.hub.memory import MemoryHub
-from agentlanes.services import context
+from agentlanes.services import context, project_cache
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import LIMITS, Settings
 from agentlanes.store.database import Database
@@ -44,3 +45,19 @@ def test_the_context_keeps_the_tokens_used_recently(
     assert ctx.known_token(1, "t0") == "s0"  # used: now the most recent
     ctx.remember_token(1, "t3", "s3")  # full: t1 goes, not every token
     assert [ctx.known_token(1, f"t{n}") for n in range(4)] == ["s0", None, "s2", "s3"]
+
+
+def test_recent_projects_expire_and_keep_the_recently_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr(project_cache.time, "monotonic", lambda: now[0])
+    cache = project_cache.RecentProjects(ttl=30, size=3)
+    for n in range(3):
+        cache.put(f"k{n}", SimpleNamespace(id=n))
+    assert cache.get("k0").id == 0  # used: now the most recent
+    cache.put("k3", SimpleNamespace(id=3))  # full: k1 goes, not every entry
+    assert [cache.get(f"k{n}") is not None for n in range(4)] == [True, False, True, True]
+    assert cache.project_ids() == {0, 2, 3}
+    now[0] += 31
+    assert cache.get("k0") is None and cache.project_ids() == set()

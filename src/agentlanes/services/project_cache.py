@@ -5,35 +5,33 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from cachetools import TTLCache
+
 
 class RecentProjects:
-    """Projects found by API key hash, kept for ``ttl`` seconds (bounded)."""
+    """Projects found by API key hash, kept for ``ttl`` seconds; at most ``size`` of
+    them, the least recently used dropped first."""
 
     def __init__(self, ttl: float = 30.0, size: int = 1024) -> None:
         self.ttl = ttl
         self.size = size
-        self._entries: dict[str, tuple[float, Any]] = {}
+        self._entries: TTLCache[str, Any] = TTLCache(maxsize=size, ttl=ttl, timer=time.monotonic)
 
     def get(self, key_hash: str) -> Any | None:
-        entry = self._entries.get(key_hash)
-        if entry is None or entry[0] < time.monotonic():
-            return None
-        return entry[1]
+        return self._entries.get(key_hash)
 
     def project_ids(self) -> set[int]:
-        """The projects with a cached entry (expired ones included: still held)."""
-        return {entry[1].id for entry in self._entries.values()}
+        """The projects with an entry that has not expired."""
+        return {project.id for project in self._entries.values()}
 
     def of_project(self, project_id: int) -> list[Any]:
-        return [entry[1] for entry in self._entries.values() if entry[1].id == project_id]
+        return [project for project in self._entries.values() if project.id == project_id]
 
     def forget_project(self, project_id: int) -> None:
         """Drop every entry of the project (it changed or is gone): the next request
         reads its row."""
-        for key_hash in [k for k, e in self._entries.items() if e[1].id == project_id]:
-            del self._entries[key_hash]
+        for key_hash in [k for k, p in self._entries.items() if p.id == project_id]:
+            self._entries.pop(key_hash, None)
 
     def put(self, key_hash: str, project: Any) -> None:
-        if len(self._entries) >= self.size:
-            self._entries.clear()
-        self._entries[key_hash] = (time.monotonic() + self.ttl, project)
+        self._entries[key_hash] = project
