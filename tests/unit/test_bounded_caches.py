@@ -9,6 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentlanes.domain.globs import compiler
+from agentlanes.domain.globs.automaton import GLOBSTAR
 from agentlanes.hub import Frame
 from agentlanes.hub import base as hub_base
 from agentlanes.hub.memory import MemoryHub
@@ -61,3 +63,18 @@ def test_recent_projects_expire_and_keep_the_recently_used(
     assert cache.project_ids() == {0, 2, 3}
     now[0] += 31
     assert cache.get("k0") is None and cache.project_ids() == set()
+
+
+def test_shared_rests_keep_the_recently_used_one_object_per_key() -> None:
+    hot = compiler.shared_rest(((GLOBSTAR,),))
+
+    def flood(start: int, n: int) -> None:
+        for i in range(start, start + n):
+            segment = SimpleNamespace(source=f"flood-{i}")
+            compiler.shared_rest(((segment,),))  # type: ignore[arg-type]
+
+    half = compiler.RESTS_KEPT * 2 // 3
+    flood(0, half)
+    assert compiler.shared_rest(((GLOBSTAR,),)) is hot  # used again
+    flood(half, half)  # more than the bound in all, fewer since the last use
+    assert compiler.shared_rest(((GLOBSTAR,),)) is hot

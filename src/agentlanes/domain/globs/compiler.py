@@ -11,6 +11,8 @@ from functools import cached_property, lru_cache
 from itertools import count
 from typing import Final
 
+from cachetools import LRUCache
+
 from . import segments as sg
 from .automaton import _END, _GLOB, _SEG, GLOBSTAR, Alternative, Automaton, Element
 from .braces import _EXPANSION_CAP, _expand
@@ -265,7 +267,9 @@ class _Missing(Enum):
 _MISSING: Final = _Missing.MISSING
 _SHARED_PREFIX = 16
 _SHAPE_CHARS = 128
-_RESTS: dict[str, Rest] = {}
+# Rests kept (one object per key); the least recently used go first.
+RESTS_KEPT = 16384
+_RESTS: LRUCache[str, Rest] = LRUCache(maxsize=RESTS_KEPT)
 _SERIALS = count()
 
 
@@ -275,8 +279,6 @@ def shared_rest(alternatives: tuple[Alternative, ...]) -> Rest:
     key = "\x00".join(_key(alt) for alt in alternatives)
     rest = _RESTS.get(key)
     if rest is None:
-        if len(_RESTS) >= 16384:
-            _RESTS.clear()
         rest = _RESTS[key] = Rest(key, alternatives, next(_SERIALS))
     return rest
 
