@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from litestar.plugins.prometheus import PrometheusConfig
 from prometheus_client import REGISTRY
 
+from agentlanes.api.errors import _on_unexpected
 from agentlanes.api.limits import FailOpenRedisStore, rate_limit_stores
 from agentlanes.api.metrics import LeanPrometheusMiddleware
+from agentlanes.hub.memory import MemoryHub
+from agentlanes.services.context import ServiceContext
 from agentlanes.settings import Settings
+from agentlanes.store.database import Database
 from tests.support.server import free_port
 
 
@@ -55,3 +61,23 @@ def test_each_metrics_middleware_labels_with_its_own_app_name() -> None:
     for name in ("one", "two"):
         labels = {"method": "GET", "path": "/x", "status_code": "200", "app_name": name}
         assert REGISTRY.get_sample_value("lean_state_test_requests_total", labels) == 1
+
+
+def test_each_app_notes_its_own_database_outage(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    def request(n: int) -> Any:
+        url = f"sqlite:///{tmp_path / f'{n}.db'}"
+        settings = Settings(database_url=url)  # type: ignore[call-arg]
+        ctx = ServiceContext(settings=settings, db=Database(url), hub=MemoryHub())
+        app = SimpleNamespace(state=SimpleNamespace(ctx=ctx))
+        return SimpleNamespace(app=app, method="GET", url=SimpleNamespace(path="/api/v1/presence"))
+
+    one, two = request(1), request(2)
+    with caplog.at_level(logging.WARNING, logger="agentlanes.api"):
+        for _ in range(3):
+            for r in (one, two):
+                answer = _on_unexpected(r, ConnectionRefusedError("refused"))
+                assert answer.status_code == 503
+    lines = [r for r in caplog.records if "database unavailable" in r.getMessage()]
+    assert len(lines) == 2  # one per app, the repeats kept quiet

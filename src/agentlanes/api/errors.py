@@ -109,9 +109,6 @@ def _on_value_error(request: Request[Any, Any, Any], exc: ValueError) -> Respons
     return _on_unexpected(request, exc)
 
 
-_OUTAGE_LOG = OutageLog(log)
-
-
 def database_unavailable_response(request: Request[Any, Any, Any]) -> Response[Any]:
     """503 SERVICE_UNAVAILABLE with a ``Retry-After`` hint (the setting
     ``unavailable_retry_after_seconds``): the call was not acknowledged, and the client
@@ -127,7 +124,9 @@ def database_unavailable_response(request: Request[Any, Any, Any]) -> Response[A
 
 def _on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     if database_unavailable(exc):
-        _OUTAGE_LOG.note(f"{request.method} {request.url.path}", exc)
+        ctx = getattr(request.app.state, "ctx", None)  # set by the lifespan
+        outages = ctx.request_outages if ctx is not None else OutageLog(log)
+        outages.note(f"{request.method} {request.url.path}", exc)
         return database_unavailable_response(request)
     log.exception("unhandled error", exc_info=exc)
     return error_response(HTTP_500_INTERNAL_SERVER_ERROR, "INTERNAL_ERROR", "internal error")

@@ -4,6 +4,7 @@ and the project transaction it opens (``project_tx``)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from agentlanes.services.project_cache import RecentProjects
 from agentlanes.services.project_tx import ProjectTx, SessionEndListener
 from agentlanes.services.projection import Projections
 from agentlanes.settings import LIMITS, Settings
+from agentlanes.store.availability import OutageLog
 from agentlanes.store.database import Database
 
 
@@ -46,6 +48,10 @@ class ServiceContext:
     lease_refusals: LeaseRefusals = field(default_factory=lambda: LeaseRefusals())
     # The current conflicts' pair lists, by project (services/conflict_pairs.py).
     conflict_pairs: ConflictPairs = field(default_factory=ConflictPairs)
+    # Requests failed by a database outage: a line now and then (api/errors.py).
+    request_outages: OutageLog = field(
+        default_factory=lambda: OutageLog(logging.getLogger("agentlanes.api"))
+    )
     # The event sockets' reads of the log, shared while in flight (services/log_reads.py).
     log_reads: SharedLogReads = field(init=False)
 
