@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from agentlanes.store import queries
 from tests.api.conftest import Api, new_project
 from tests.api.shared_app import client  # noqa: F401  (one app per module)
 
@@ -83,6 +86,23 @@ def test_conflicts_stay_within_the_project(api: Api) -> None:
     one.checkin(agent_name="a", declared_files=["x/**"])
     two.checkin(agent_name="b", declared_files=["x/**"])
     assert _pairs(one)["total"] == 0 and _pairs(two)["total"] == 0
+
+
+def test_conflicts_read_the_live_projection_not_the_session_rows(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.checkin(agent_name="a", declared_files=["x/**"])
+    api.checkin(agent_name="b", declared_files=["x/y.py"])
+    presence = api.get("/presence").json()
+
+    def no_row_reads(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("live sessions read from the database")
+
+    monkeypatch.setattr(queries, "live_sessions", no_row_reads)
+    body = _pairs(api)
+    assert _names(body) == {("a", "b")}
+    # The same sessions and offset as presence.
+    assert body["sessions"] == 2 and body["offset"] == presence["offset"]
 
 
 def _post(api: Api, path: str, token: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -4,8 +4,8 @@ Each overlapping pair of live sessions appears once, seen from the older session
 (``a``; its patterns are ``pattern``, the newer one's ``their_pattern``). The pairs are
 kept per project in the service context (``services/pair_index.py``), and only the
 sessions whose claim changed since the last request are decided again: the live sessions
-are still read from the database on every request (the truth every process shares), so
-the answer never lags the sessions.
+are read from the live projection, brought up to the last committed event on every
+request (as presence is), so the answer never lags the sessions.
 
 Deciding is bounded as a check-in's search is (SPEC "One agent cannot hurt another"): in a
 worker thread, by ``conflict_search_seconds`` from the request's start, with at most
@@ -28,9 +28,10 @@ from agentlanes.errors import InvalidInput
 from agentlanes.services import line_claims
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.pair_index import Pair, ProjectPairs
+from agentlanes.services.projection import LiveSession
+from agentlanes.services.sessions import live_sessions
 from agentlanes.settings import LIMITS
-from agentlanes.store import queries
-from agentlanes.store.models import AgentSession, Project
+from agentlanes.store.models import Project
 
 DEFAULT_LIMIT = 1000
 # Like an agent.conflict event: a pair names a few shared paths, and says how many there are.
@@ -46,12 +47,12 @@ def _side(sc: Scope) -> dict[str, Any]:
 
 
 def _grade(
-    pair: Pair, rows: dict[str, AgentSession], margin: int
+    pair: Pair, rows: dict[str, LiveSession], margin: int
 ) -> tuple[str, list[dict[str, Any]]]:
     """The pair's grade (SPEC "Line-level claims") and the files both edited (a few)."""
     a, b = rows.get(pair.a), rows.get(pair.b)
-    mine = line_claims.of_stored(a.edits if a else None)
-    theirs = line_claims.of_stored(b.edits if b else None)
+    mine = a.edits if a else {}
+    theirs = b.edits if b else {}
     if not (mine and theirs):
         return CLAIMS, []
     g = grade_pair(
@@ -65,7 +66,7 @@ def _grade(
 
 
 def _pair_view(
-    entry: ProjectPairs, pair: Pair, rows: dict[str, AgentSession], margin: int
+    entry: ProjectPairs, pair: Pair, rows: dict[str, LiveSession], margin: int
 ) -> dict[str, Any]:
     a, b = entry.scopes[pair.a], entry.scopes[pair.b]
     grade, edited = _grade(pair, rows, margin)
@@ -96,11 +97,10 @@ async def current_conflicts(
         raise InvalidInput("limit", f"must be 1-{LIMITS.conflict_pairs_limit}")
     assert project.id is not None
     budget = ctx.settings.conflict_search_seconds
-    async with ctx.db.read() as db:
-        # Offset first: an event committed between the two reads is then newer than the
-        # offset, and a client that refreshes on events asks again.
-        offset = await queries.last_offset(db, project.id)
-        live = await queries.live_sessions(db, project.id, utcnow())
+    # The live projection, brought up to the last committed event (as presence is): the
+    # sessions and the offset they reflect, with heartbeats not yet written through.
+    current, live = await live_sessions(ctx, project.id, utcnow())
+    offset = current.offset
     entry = ctx.conflict_pairs.for_project(project.id)
     files = ctx.settings.answer_max_files
     margin = project.line_margin
@@ -115,7 +115,7 @@ async def current_conflicts(
 
 
 def _answer(
-    entry: ProjectPairs, live: Sequence[AgentSession], offset: int, limit: int, margin: int = 0
+    entry: ProjectPairs, live: Sequence[LiveSession], offset: int, limit: int, margin: int = 0
 ) -> dict[str, Any]:
     order = entry.order
     unique = [p for sid, partners in entry.pairs.items() for q, p in partners.items() if p.a == sid]

@@ -18,11 +18,11 @@ from agentlanes.domain.conflicts import (
     SearchTooLong,
     work_clock,
 )
+from agentlanes.services.projection import LiveSession
 from agentlanes.settings import LIMITS
-from agentlanes.store.models import AgentSession
 
 
-def _scope(s: AgentSession) -> Scope:
+def _scope(s: LiveSession) -> Scope:
     return Scope(s.id, s.agent_name, s.declared_area, tuple(s.declared_files or ()))
 
 
@@ -82,7 +82,7 @@ class ProjectPairs:
 
     def sync(
         self,
-        live: Sequence[AgentSession],
+        live: Sequence[LiveSession],
         *,
         deadline: float | None = None,
         max_files: int | None = None,
