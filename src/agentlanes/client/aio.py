@@ -17,13 +17,14 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class AsyncClient(ClientBase):
-    """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods."""
+class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
+    """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods;
+    ``transport`` here is an ``httpx.AsyncBaseTransport``."""
 
     _http: httpx.AsyncClient
 
     def _open_http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, timeout=self.timeout)
+        return httpx.AsyncClient(base_url=self.url, timeout=self.timeout, transport=self.transport)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -17,17 +17,19 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class Client(ClientBase):
+class Client(ClientBase[httpx.BaseTransport]):
     """Talk to an agentlanes server. ``Client.from_env()`` reads the local configuration.
 
     After ``checkin`` the client keeps the session token and sends it with the calls that
-    act as that session (heartbeat, status, checkout, conflict checks).
+    act as that session (heartbeat, status, checkout, conflict checks). ``transport``: an
+    ``httpx.BaseTransport`` for its HTTP calls (``httpx.MockTransport`` in tests); the
+    ``events()`` WebSocket does not use it.
     """
 
     _http: httpx.Client
 
     def _open_http(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=self.timeout)
+        return httpx.Client(base_url=self.url, timeout=self.timeout, transport=self.transport)
 
     def close(self) -> None:
         self._http.close()
