@@ -212,5 +212,5 @@ def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:
     most 5 s, of which the second half is random ("equal jitter"). A server that restarts
     under a thousand agents does not get a thousand reconnects in the same millisecond,
     and no client waits less than half its step."""
-    step = min(5.0, 0.2 * 2 ** min(attempt, 5))
+    step = min(5.0, 0.2 * 2.0 ** min(attempt, 5))  # int ** int is Any to mypy
     return step / 2 + step / 2 * rand()
