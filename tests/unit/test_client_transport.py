@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import httpx
+import pytest
 
 from agentlanes.client import AsyncClient, Client
 
@@ -51,3 +52,44 @@ def test_async_checkin_goes_through_the_injected_transport() -> None:
 
     assert asyncio.run(go()) == "tok-1"
     assert [r.url.path for r in seen] == ["/api/v1/checkin"]
+
+
+# Each public method called with one optional argument too many positionally: the
+# arguments after the natural first ones are keyword-only, so each call is refused.
+TOO_MANY_POSITIONALS: list[tuple[str, tuple[object, ...]]] = [
+    ("checkin", ("alice", "api", ["src/**"], {"model": "x"})),
+    ("status", ("api",)),
+    ("checkout", ("completed", "done", ["src/a.py"])),
+    ("news", (None, 10)),
+    ("check_conflicts", (["src/a.py"], ["src/**"])),
+    ("session_conflicts", ("ses_1", "cursor")),
+    ("event_log", (0, 10)),
+    ("request", ("GET", "/api/v1/project", None, {"a": 1})),
+]
+
+
+def refuse_every_request(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(500, json={"error": {"code": "NOT_EXPECTED", "message": "sent"}})
+
+
+@pytest.mark.parametrize(("method", "args"), TOO_MANY_POSITIONALS)
+def test_optional_arguments_are_keyword_only(method: str, args: tuple[object, ...]) -> None:
+    transport = httpx.MockTransport(refuse_every_request)
+    client = Client("http://lanes.test", "key", session_token="t", transport=transport)
+    with client, pytest.raises(TypeError, match="positional argument"):
+        getattr(client, method)(*args)
+
+
+@pytest.mark.parametrize(("method", "args"), TOO_MANY_POSITIONALS)
+def test_optional_arguments_are_keyword_only_on_the_async_client(
+    method: str, args: tuple[object, ...]
+) -> None:
+    async def go() -> None:
+        transport = httpx.MockTransport(refuse_every_request)
+        async with AsyncClient(
+            "http://lanes.test", "key", session_token="t", transport=transport
+        ) as client:
+            with pytest.raises(TypeError, match="positional argument"):
+                await getattr(client, method)(*args)
+
+    asyncio.run(go())
