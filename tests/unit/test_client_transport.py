@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from operator import attrgetter
 
 import httpx
 import pytest
@@ -65,6 +66,22 @@ TOO_MANY_POSITIONALS: list[tuple[str, tuple[object, ...]]] = [
     ("session_conflicts", ("ses_1", "cursor")),
     ("event_log", (0, 10)),
     ("request", ("GET", "/api/v1/project", None, {"a": 1})),
+    ("tasks.create", ("title", "description")),
+    ("tasks.list", ("open", "alice")),
+    ("tasks.set_status", ("t1", "done", "note")),
+    ("checkpoints.create", ("cp", ["t1"], "description")),
+    ("checkpoints.list", ("open", "t1")),
+    ("checkpoints.resolve", ("cp1", "approved", "note")),
+    ("messages.send", ("bob", "hello", "note")),
+    ("messages.inbox", (True,)),
+    ("leases.acquire", ("deploy", 600)),
+    ("leases.list", ("deploy", "alice")),
+    ("leases.renew", ("l1", 600)),
+    ("consensus.request", ("deploy", "ship", "prod")),
+    ("consensus.list", ("open", 10)),
+    ("consensus.vote", ("c1", "approve", "fine")),
+    ("agents.upsert", ("alice", "reviewer")),
+    ("agents.list", ("reviewer", 10)),
 ]
 
 
@@ -77,7 +94,7 @@ def test_optional_arguments_are_keyword_only(method: str, args: tuple[object, ..
     transport = httpx.MockTransport(refuse_every_request)
     client = Client("http://lanes.test", "key", session_token="t", transport=transport)
     with client, pytest.raises(TypeError, match="positional argument"):
-        getattr(client, method)(*args)
+        attrgetter(method)(client)(*args)
 
 
 @pytest.mark.parametrize(("method", "args"), TOO_MANY_POSITIONALS)
@@ -90,6 +107,6 @@ def test_optional_arguments_are_keyword_only_on_the_async_client(
             "http://lanes.test", "key", session_token="t", transport=transport
         ) as client:
             with pytest.raises(TypeError, match="positional argument"):
-                await getattr(client, method)(*args)
+                await attrgetter(method)(client)(*args)
 
     asyncio.run(go())
