@@ -41,7 +41,7 @@ def test_coordination_round_trip(agent_server: Any) -> None:
         # Checkpoints hold a task until they pass.
         gate = alice.checkpoints.create("review", [t2["task_id"]])
         assert t2["task_id"] not in [t["task_id"] for t in carol.tasks.ready()["tasks"]]
-        passed = alice.checkpoints.resolve(gate["checkpoint_id"], "passed", "looks good")
+        passed = alice.checkpoints.resolve(gate["checkpoint_id"], "passed", note="looks good")
         assert passed["unblocked_task_ids"] == [t2["task_id"]]
         assert t2["task_id"] in [t["task_id"] for t in carol.tasks.ready()["tasks"]]
         assert alice.checkpoints.get(gate["checkpoint_id"])["status"] == "passed"

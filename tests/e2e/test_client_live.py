@@ -40,7 +40,7 @@ def test_sync_client_covers_the_session_endpoints(agent_server: Any) -> None:
         assert bad.value.code == "VALIDATION_ERROR" and bad.value.field == "declared_files"
         assert [s.agent_name for s in bob.presence().sessions] == ["alice", "bob"]
         assert bob.project().conflict_mode == "block"
-        out = bob.checkout("partial", "half", ["docs/a.md"])
+        out = bob.checkout("partial", "half", files_touched=["docs/a.md"])
         assert (out.status, out.outcome_status) == ("checked_out", "partial")
         with pytest.raises(ApiError) as ended:
             bob.heartbeat()

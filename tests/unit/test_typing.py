@@ -23,19 +23,26 @@ PACKAGE = Path(agentlanes.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
 
 MISUSE = """
+import httpx
 from agentlanes.client import AsyncClient, Client
 
 
 def sync_use(lanes: Client) -> None:
-    lanes.checkin(agent_name=42)  # line 6: an int as the agent name
+    lanes.checkin(agent_name=42)  # line 7: an int as the agent name
 
 
 async def async_use(lanes: AsyncClient) -> None:
     answer = lanes.checkin(agent_name="alice")  # no await
-    print(answer.session_token)  # line 11: a coroutine used as the result
+    print(answer.session_token)  # line 12: a coroutine used as the result
+
+
+def wrong_transport() -> None:
+    AsyncClient("http://lanes.test", "key", transport=httpx.HTTPTransport())  # line 16
 """
 
 RIGHT = """
+import httpx
+
 from agentlanes.client import AsyncClient, Client
 
 
@@ -46,6 +53,27 @@ def sync_use(lanes: Client) -> str:
 async def async_use(lanes: AsyncClient) -> str:
     answer = await lanes.checkin(agent_name="alice")
     return answer.session_token
+
+
+class MyClient(Client):
+    def mine(self) -> str:
+        return "mine"
+
+
+class MyAsyncClient(AsyncClient):
+    def mine(self) -> str:
+        return "mine"
+
+
+def subclass_use(transport: httpx.MockTransport) -> str:
+    # `with` gives the subclass back (__enter__ returns Self), transport= takes httpx's
+    with MyClient("http://lanes.test", "key", transport=transport) as lanes:
+        return lanes.mine()
+
+
+async def async_subclass_use(transport: httpx.MockTransport) -> str:
+    async with MyAsyncClient("http://lanes.test", "key", transport=transport) as lanes:
+        return lanes.mine()
 """
 
 
@@ -77,13 +105,19 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tupl
 def test_mypy_flags_a_wrong_argument_type_to_the_client(
     mypy_errors: dict[str, list[tuple[int, str]]],
 ) -> None:
-    assert (6, "arg-type") in mypy_errors["misuse.py"]
+    assert (7, "arg-type") in mypy_errors["misuse.py"]
 
 
 def test_mypy_flags_a_missing_await_on_the_async_client(
     mypy_errors: dict[str, list[tuple[int, str]]],
 ) -> None:
-    assert (11, "attr-defined") in mypy_errors["misuse.py"]
+    assert (12, "attr-defined") in mypy_errors["misuse.py"]
+
+
+def test_mypy_flags_a_blocking_transport_given_to_the_async_client(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    assert (16, "arg-type") in mypy_errors["misuse.py"]
 
 
 def test_mypy_finds_nothing_wrong_in_right_use_of_the_client(

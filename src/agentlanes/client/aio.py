@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -17,18 +17,19 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class AsyncClient(ClientBase):
-    """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods."""
+class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
+    """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods;
+    ``transport`` here is an ``httpx.AsyncBaseTransport``."""
 
     _http: httpx.AsyncClient
 
     def _open_http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, timeout=self.timeout)
+        return httpx.AsyncClient(base_url=self.url, timeout=self.timeout, transport=self.transport)
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -50,8 +51,8 @@ class AsyncClient(ClientBase):
         method: str,
         path: str,
         body: dict[str, Any] | None = None,
-        params: dict[str, Any] | None = None,
         *,
+        params: dict[str, Any] | None = None,
         with_token: bool = True,
     ) -> Any:
         """Any endpoint under the server's base URL, as plain JSON (for routes this client
@@ -64,6 +65,7 @@ class AsyncClient(ClientBase):
         agent_name: str | None = None,
         declared_area: str | None = None,
         declared_files: list[str] | None = None,
+        *,
         meta: dict[str, Any] | None = None,
     ) -> m.CheckinResult:
         """Start a session; the client keeps its token for the calls that follow."""
@@ -77,6 +79,7 @@ class AsyncClient(ClientBase):
 
     async def status(
         self,
+        *,
         declared_area: str | None = None,
         declared_files: list[str] | None = None,
         status_text: str | None = None,
@@ -97,13 +100,14 @@ class AsyncClient(ClientBase):
         self,
         outcome_status: str | None = None,
         work_summary: str | None = None,
+        *,
         files_touched: list[str] | None = None,
     ) -> m.CheckoutResult:
         """End the session with an outcome (completed, partial, failed)."""
         return await self.run(calls.checkout(outcome_status, work_summary, files_touched))
 
     async def news(
-        self, after: str | None = None, limit: int | None = None, deliver: bool = False
+        self, after: str | None = None, *, limit: int | None = None, deliver: bool = False
     ) -> Any:
         """What concerns this session after the cursor ``after`` (None: a summary of the
         current state and a cursor): ``{"items", "cursor", "more", "recovered"}``.
@@ -118,6 +122,7 @@ class AsyncClient(ClientBase):
     async def check_conflicts(
         self,
         paths: list[str] | None = None,
+        *,
         patterns: list[str] | None = None,
         declared_area: str | None = None,
     ) -> m.ConflictCheck:
@@ -125,7 +130,7 @@ class AsyncClient(ClientBase):
         return await self.run(calls.check_conflicts(paths, patterns, declared_area))
 
     async def session_conflicts(
-        self, session_id: str, cursor: str | None = None, limit: int | None = None
+        self, session_id: str, *, cursor: str | None = None, limit: int | None = None
     ) -> m.SessionConflicts:
         """A page of the current conflicts of a live session of the project (answers and
         events carry only the first ones): pass the page's ``next_cursor`` for the next."""
@@ -136,7 +141,7 @@ class AsyncClient(ClientBase):
         return await self.run(calls.project())
 
     async def event_log(
-        self, since: int | None = None, limit: int | None = None, epoch: str | None = None
+        self, since: int | None = None, *, limit: int | None = None, epoch: str | None = None
     ) -> m.EventLog:
         """Events after ``since`` over HTTP (of history ``epoch``, when given)."""
         return await self.run(calls.event_log(since, limit, epoch))

@@ -6,7 +6,7 @@ import json
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 from urllib.parse import urlencode
 
 from agentlanes import __version__
@@ -23,13 +23,15 @@ from agentlanes.client.errors import (
 from agentlanes.client.models import Event
 
 T = TypeVar("T")
+# The httpx transport type a client takes: httpx.BaseTransport or httpx.AsyncBaseTransport.
+TransportT = TypeVar("TransportT")
 
 USER_AGENT = f"agentlanes-client/{__version__}"
 # Event-stream close codes after which reconnecting cannot help.
 FATAL_CLOSE_CODES = {4400, 4401}
 
 
-class ClientBase:
+class ClientBase(Generic[TransportT]):
     """Server URL, API key and the session token a client sends."""
 
     if TYPE_CHECKING:
@@ -49,11 +51,15 @@ class ClientBase:
         *,
         session_token: str | None = None,
         timeout: float = 10.0,
+        transport: TransportT | None = None,
     ) -> None:
         self.url = (url or "http://127.0.0.1:8787").rstrip("/")
         self.api_key = api_key
         self.session_token = session_token
         self.timeout = timeout
+        # Handed to the httpx client (``httpx.MockTransport`` lets a user test without a
+        # server); None lets httpx open real connections.
+        self.transport = transport
         attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
         self._http = self._open_http()
 
@@ -170,7 +176,9 @@ class Reconnects:
     close is final (``StreamClosed``), when to give up (``Unreachable``: at the very first
     connect, or after ``max_failures`` failed connects in a row), and how long to wait."""
 
-    def __init__(self, client: ClientBase, since: int | None, max_failures: int | None) -> None:
+    def __init__(
+        self, client: ClientBase[Any], since: int | None, max_failures: int | None
+    ) -> None:
         self.client = client
         self.resume = Resume(since)
         self.max_failures = max_failures
@@ -204,5 +212,5 @@ def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:
     most 5 s, of which the second half is random ("equal jitter"). A server that restarts
     under a thousand agents does not get a thousand reconnects in the same millisecond,
     and no client waits less than half its step."""
-    step = min(5.0, 0.2 * 2 ** min(attempt, 5))
+    step = min(5.0, 0.2 * 2.0 ** min(attempt, 5))  # int ** int is Any to mypy
     return step / 2 + step / 2 * rand()

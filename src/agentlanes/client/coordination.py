@@ -46,6 +46,7 @@ class Tasks(_Group):
     def create(
         self,
         title: str,
+        *,
         description: str | None = None,
         priority: int | None = None,
         paths: list[str] | None = None,
@@ -66,6 +67,7 @@ class Tasks(_Group):
     def list(
         self,
         status: str | None = None,
+        *,
         claimed_by: str | None = None,
         parent_id: str | None = None,
         stale: bool | None = None,
@@ -95,7 +97,7 @@ class Tasks(_Group):
         """Take a task atomically (409 ``TASK_ALREADY_CLAIMED`` if someone holds it)."""
         return self._call("POST", f"/tasks/{_seg(task_id)}/claim", {}, token="required")
 
-    def set_status(self, task_id: str, status: str, note: str | None = None) -> Any:
+    def set_status(self, task_id: str, status: str, *, note: str | None = None) -> Any:
         """Move a task (``done``, ``blocked``, ``pending``, ``cancelled``)."""
         body = drop_unset(status=status, note=note)
         return self._call("POST", f"/tasks/{_seg(task_id)}/status", body)
@@ -108,13 +110,14 @@ class Tasks(_Group):
 class Checkpoints(_Group):
     """Named gates over tasks."""
 
-    def create(self, name: str, task_ids: list[str], description: str | None = None) -> Any:
+    def create(self, name: str, task_ids: list[str], *, description: str | None = None) -> Any:
         body = drop_unset(name=name, task_ids=task_ids, description=description)
         return self._call("POST", "/checkpoints", body)
 
     def list(
         self,
         status: str | None = None,
+        *,
         task_id: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
@@ -125,7 +128,7 @@ class Checkpoints(_Group):
     def get(self, checkpoint_id: str) -> Any:
         return self._call("GET", f"/checkpoints/{_seg(checkpoint_id)}")
 
-    def resolve(self, checkpoint_id: str, status: str, note: str | None = None) -> Any:
+    def resolve(self, checkpoint_id: str, status: str, *, note: str | None = None) -> Any:
         """``passed`` unblocks its tasks; ``failed`` keeps them blocked."""
         body = drop_unset(status=status, note=note)
         return self._call("POST", f"/checkpoints/{_seg(checkpoint_id)}/resolve", body)
@@ -135,13 +138,14 @@ class Messages(_Group):
     """Messages to an agent or ``broadcast``, with read and acknowledged state."""
 
     def send(
-        self, to: str, body: str, type: str | None = None, thread_id: str | None = None
+        self, to: str, body: str, *, type: str | None = None, thread_id: str | None = None
     ) -> Any:
         payload = drop_unset(to=to, body=body, type=type, thread_id=thread_id)
         return self._call("POST", "/messages", payload, token="required")
 
     def inbox(
         self,
+        *,
         unread: bool | None = None,
         unacked: bool | None = None,
         type: str | None = None,
@@ -171,7 +175,7 @@ class Messages(_Group):
 class Leases(_Group):
     """Exclusive, expiring holds on any resource key, with fencing tokens."""
 
-    def acquire(self, resource: str, ttl_seconds: int | None = None) -> Any:
+    def acquire(self, resource: str, *, ttl_seconds: int | None = None) -> Any:
         """409 ``LEASE_CONFLICT`` (``extra["lease_holder"]``) when another session holds it."""
         body = drop_unset(resource=resource, ttl_seconds=ttl_seconds)
         return self._call("POST", "/leases", body, token="required")
@@ -179,6 +183,7 @@ class Leases(_Group):
     def list(
         self,
         resource: str | None = None,
+        *,
         agent_name: str | None = None,
         include_ended: bool | None = None,
         limit: int | None = None,
@@ -193,7 +198,7 @@ class Leases(_Group):
         )
         return self._call("GET", "/leases", params=params)
 
-    def renew(self, lease_id: str, ttl_seconds: int | None = None) -> Any:
+    def renew(self, lease_id: str, *, ttl_seconds: int | None = None) -> Any:
         body = drop_unset(ttl_seconds=ttl_seconds)
         return self._call("POST", f"/leases/{_seg(lease_id)}/renew", body, token="required")
 
@@ -213,6 +218,7 @@ class Consensus(_Group):
         self,
         action: str,
         reason: str,
+        *,
         subject: str | None = None,
         timeout_seconds: int | None = None,
     ) -> Any:
@@ -222,7 +228,7 @@ class Consensus(_Group):
         return self._call("POST", "/consensus", body, token="required")
 
     def list(
-        self, status: str | None = None, limit: int | None = None, offset: int | None = None
+        self, status: str | None = None, *, limit: int | None = None, offset: int | None = None
     ) -> Any:
         return self._call(
             "GET", "/consensus", params=dict(status=status, limit=limit, offset=offset)
@@ -231,7 +237,7 @@ class Consensus(_Group):
     def get(self, consensus_id: str) -> Any:
         return self._call("GET", f"/consensus/{_seg(consensus_id)}")
 
-    def vote(self, consensus_id: str, vote: str, comment: str | None = None) -> Any:
+    def vote(self, consensus_id: str, vote: str, *, comment: str | None = None) -> Any:
         body = drop_unset(vote=vote, comment=comment)
         return self._call("POST", f"/consensus/{_seg(consensus_id)}/vote", body, token="required")
 
@@ -240,12 +246,12 @@ class Agents(_Group):
     """The agent registry: roles and the config keys the project allows."""
 
     def upsert(
-        self, name: str, role: str | None = None, config: dict[str, Any] | None = None
+        self, name: str, *, role: str | None = None, config: dict[str, Any] | None = None
     ) -> Any:
         return self._call("PUT", f"/agents/{_seg(name)}", drop_unset(role=role, config=config))
 
     def list(
-        self, role: str | None = None, limit: int | None = None, offset: int | None = None
+        self, role: str | None = None, *, limit: int | None = None, offset: int | None = None
     ) -> Any:
         return self._call("GET", "/agents", params=dict(role=role, limit=limit, offset=offset))
 

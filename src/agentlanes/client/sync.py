@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -17,22 +17,24 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class Client(ClientBase):
+class Client(ClientBase[httpx.BaseTransport]):
     """Talk to an agentlanes server. ``Client.from_env()`` reads the local configuration.
 
     After ``checkin`` the client keeps the session token and sends it with the calls that
-    act as that session (heartbeat, status, checkout, conflict checks).
+    act as that session (heartbeat, status, checkout, conflict checks). ``transport``: an
+    ``httpx.BaseTransport`` for its HTTP calls (``httpx.MockTransport`` in tests); the
+    ``events()`` WebSocket does not use it.
     """
 
     _http: httpx.Client
 
     def _open_http(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=self.timeout)
+        return httpx.Client(base_url=self.url, timeout=self.timeout, transport=self.transport)
 
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -54,8 +56,8 @@ class Client(ClientBase):
         method: str,
         path: str,
         body: dict[str, Any] | None = None,
-        params: dict[str, Any] | None = None,
         *,
+        params: dict[str, Any] | None = None,
         with_token: bool = True,
     ) -> Any:
         """Any endpoint under the server's base URL, as plain JSON (for routes this client
@@ -68,6 +70,7 @@ class Client(ClientBase):
         agent_name: str | None = None,
         declared_area: str | None = None,
         declared_files: list[str] | None = None,
+        *,
         meta: dict[str, Any] | None = None,
     ) -> m.CheckinResult:
         """Start a session; the client keeps its token for the calls that follow."""
@@ -81,6 +84,7 @@ class Client(ClientBase):
 
     def status(
         self,
+        *,
         declared_area: str | None = None,
         declared_files: list[str] | None = None,
         status_text: str | None = None,
@@ -101,13 +105,14 @@ class Client(ClientBase):
         self,
         outcome_status: str | None = None,
         work_summary: str | None = None,
+        *,
         files_touched: list[str] | None = None,
     ) -> m.CheckoutResult:
         """End the session with an outcome (completed, partial, failed)."""
         return self.run(calls.checkout(outcome_status, work_summary, files_touched))
 
     def news(
-        self, after: str | None = None, limit: int | None = None, deliver: bool = False
+        self, after: str | None = None, *, limit: int | None = None, deliver: bool = False
     ) -> Any:
         """What concerns this session after the cursor ``after`` (None: a summary of the
         current state and a cursor): ``{"items", "cursor", "more", "recovered"}``.
@@ -122,6 +127,7 @@ class Client(ClientBase):
     def check_conflicts(
         self,
         paths: list[str] | None = None,
+        *,
         patterns: list[str] | None = None,
         declared_area: str | None = None,
     ) -> m.ConflictCheck:
@@ -129,7 +135,7 @@ class Client(ClientBase):
         return self.run(calls.check_conflicts(paths, patterns, declared_area))
 
     def session_conflicts(
-        self, session_id: str, cursor: str | None = None, limit: int | None = None
+        self, session_id: str, *, cursor: str | None = None, limit: int | None = None
     ) -> m.SessionConflicts:
         """A page of the current conflicts of a live session of the project (answers and
         events carry only the first ones): pass the page's ``next_cursor`` for the next."""
@@ -140,7 +146,7 @@ class Client(ClientBase):
         return self.run(calls.project())
 
     def event_log(
-        self, since: int | None = None, limit: int | None = None, epoch: str | None = None
+        self, since: int | None = None, *, limit: int | None = None, epoch: str | None = None
     ) -> m.EventLog:
         """Events after ``since`` over HTTP (of history ``epoch``, when given)."""
         return self.run(calls.event_log(since, limit, epoch))

@@ -45,7 +45,14 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         """Create a task for any agent to take."""
         lanes = await resolve(ctx)
         return await lanes.call(
-            lanes.client.tasks.create(title, description, priority, paths, depends_on, parent_id)
+            lanes.client.tasks.create(
+                title,
+                description=description,
+                priority=priority,
+                paths=paths,
+                depends_on=depends_on,
+                parent_id=parent_id,
+            )
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -96,7 +103,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """Move a task you hold to a new state."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.tasks.set_status(task_id, status, note))
+        return await lanes.call(lanes.client.tasks.set_status(task_id, status, note=note))
 
     @server.tool(annotations=CHANGES)
     async def task_note(
@@ -117,7 +124,9 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """A named gate (a review, a sign-off) that holds these tasks until it passes."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.checkpoints.create(name, task_ids, description))
+        return await lanes.call(
+            lanes.client.checkpoints.create(name, task_ids, description=description)
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def checkpoints_list(
@@ -141,7 +150,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """Pass a checkpoint (its tasks may proceed) or fail it (they stay held)."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.checkpoints.resolve(checkpoint_id, status, note))
+        return await lanes.call(lanes.client.checkpoints.resolve(checkpoint_id, status, note=note))
 
     @server.tool(annotations=CHANGES)
     async def message_send(
@@ -155,7 +164,9 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """Send a message to another agent (delivered live); needs your session."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.messages.send(to, body, type, thread_id))
+        return await lanes.call(
+            lanes.client.messages.send(to, body, type=type, thread_id=thread_id)
+        )
 
     @server.tool(annotations=CHANGES)
     async def news(
@@ -212,7 +223,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         """Hold a resource exclusively; returns the lease and a fencing token. Fails with
         LEASE_CONFLICT naming the holder when someone else has it."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.leases.acquire(resource, ttl_seconds))
+        return await lanes.call(lanes.client.leases.acquire(resource, ttl_seconds=ttl_seconds))
 
     @server.tool(annotations=READ_ONLY)
     async def leases_list(
@@ -229,7 +240,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """Extend a lease you hold before it expires (the fencing token stays the same)."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.leases.renew(lease_id, ttl_seconds))
+        return await lanes.call(lanes.client.leases.renew(lease_id, ttl_seconds=ttl_seconds))
 
     @server.tool(annotations=CHANGES)
     async def lease_release(ctx: Context, lease_id: LeaseId) -> dict[str, Any]:
@@ -258,7 +269,9 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         """Ask the other live agents to approve an action; a strict majority decides."""
         lanes = await resolve(ctx)
         return await lanes.call(
-            lanes.client.consensus.request(action, reason, subject, timeout_seconds)
+            lanes.client.consensus.request(
+                action, reason, subject=subject, timeout_seconds=timeout_seconds
+            )
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -278,7 +291,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """Vote on another agent's consensus request, once; a strict majority decides."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.consensus.vote(consensus_id, vote, comment))
+        return await lanes.call(lanes.client.consensus.vote(consensus_id, vote, comment=comment))
 
     @server.tool(annotations=CHANGES)
     async def agent_upsert(
@@ -291,7 +304,7 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """Register an agent, or update its role and config."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.agents.upsert(name, role, config))
+        return await lanes.call(lanes.client.agents.upsert(name, role=role, config=config))
 
     @server.tool(annotations=READ_ONLY)
     async def agents_list(

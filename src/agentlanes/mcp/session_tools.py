@@ -88,7 +88,14 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         lanes = await resolve(ctx)
         files, marked = lanes.patterns(declared_files)
         edits = lanes.edits_of(edited_files)
-        result = await lanes.call(lanes.client.status(declared_area, files, status_text, edits))
+        result = await lanes.call(
+            lanes.client.status(
+                declared_area=declared_area,
+                declared_files=files,
+                status_text=status_text,
+                edits=edits,
+            )
+        )
         return {**result.raw(), "directories_marked": marked}
 
     @server.tool(annotations=ENDS)
@@ -109,7 +116,7 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         """End your session when you are done; releases your leases and task claims."""
         lanes = await resolve(ctx)
         result = await lanes.call(
-            lanes.client.checkout(outcome_status, work_summary, files_touched)
+            lanes.client.checkout(outcome_status, work_summary, files_touched=files_touched)
         )
         lanes.stop_heartbeat()
         lanes.forget()
@@ -139,7 +146,11 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         nothing."""
         lanes = await resolve(ctx)
         globs, _ = lanes.patterns(patterns)
-        return (await lanes.call(lanes.client.check_conflicts(paths, globs, declared_area))).raw()
+        return (
+            await lanes.call(
+                lanes.client.check_conflicts(paths, patterns=globs, declared_area=declared_area)
+            )
+        ).raw()
 
     @server.tool(annotations=READ_ONLY)
     async def project(ctx: Context) -> dict[str, Any]:
