@@ -157,7 +157,7 @@ async def run_job(
     except asyncio.CancelledError:
         log.info("%s job stopped by shutdown", job.name)
     except Exception as exc:
-        report_job_failure(log, f"{job.name} job", exc)
+        report_job_failure(log, f"{job.name} job", exc, ctx.job_outages)
     finally:
         if running is not None and task is not None:
             running.discard(task)

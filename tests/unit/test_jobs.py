@@ -56,7 +56,7 @@ def test_a_failing_job_is_logged_not_raised(caplog: pytest.LogCaptureFixture) ->
 
     job = jobs.Job("broken", broken, lambda s: 1, "did %d")
     with caplog.at_level(logging.ERROR, logger="agentlanes.jobs"):
-        asyncio.run(jobs.run_job(job, SimpleNamespace()))  # type: ignore[arg-type]
+        asyncio.run(jobs.run_job(job, SimpleNamespace(job_outages={})))  # type: ignore[arg-type]
     assert [r.getMessage() for r in ours(caplog)] == ["broken job failed"]
     assert ours(caplog)[0].exc_info is not None
 

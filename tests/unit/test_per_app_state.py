@@ -16,6 +16,7 @@ from agentlanes.api.errors import _on_unexpected
 from agentlanes.api.limits import FailOpenRedisStore, rate_limit_stores
 from agentlanes.api.metrics import LeanPrometheusMiddleware
 from agentlanes.hub.memory import MemoryHub
+from agentlanes.jobs import Job, run_job
 from agentlanes.services.context import ServiceContext
 from agentlanes.settings import Settings
 from agentlanes.store.database import Database
@@ -80,4 +81,30 @@ def test_each_app_notes_its_own_database_outage(
                 answer = _on_unexpected(r, ConnectionRefusedError("refused"))
                 assert answer.status_code == 503
     lines = [r for r in caplog.records if "database unavailable" in r.getMessage()]
+    assert len(lines) == 2  # one per app, the repeats kept quiet
+
+
+def test_each_app_notes_its_own_job_outage(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    async def away(ctx: ServiceContext) -> int:
+        raise ConnectionRefusedError("refused")
+
+    job = Job("test outage", away, lambda s: 1.0, None)
+
+    def context(n: int) -> ServiceContext:
+        url = f"sqlite:///{tmp_path / f'{n}.db'}"
+        settings = Settings(database_url=url)  # type: ignore[call-arg]
+        return ServiceContext(settings=settings, db=Database(url), hub=MemoryHub())
+
+    one, two = context(1), context(2)
+
+    async def scenario() -> None:
+        for _ in range(3):
+            for ctx in (one, two):
+                await run_job(job, ctx)
+
+    with caplog.at_level(logging.WARNING, logger="agentlanes.jobs"):
+        asyncio.run(scenario())
+    lines = [r for r in caplog.records if "test outage job" in r.getMessage()]
     assert len(lines) == 2  # one per app, the repeats kept quiet

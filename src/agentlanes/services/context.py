@@ -52,6 +52,8 @@ class ServiceContext:
     request_outages: OutageLog = field(
         default_factory=lambda: OutageLog(logging.getLogger("agentlanes.api"))
     )
+    # Scheduled jobs failed by a database outage, by job (jobs.py).
+    job_outages: dict[str, OutageLog] = field(default_factory=dict)
     # The event sockets' reads of the log, shared while in flight (services/log_reads.py).
     log_reads: SharedLogReads = field(init=False)
 

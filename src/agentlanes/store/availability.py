@@ -82,16 +82,15 @@ class OutageLog:
         self.last, self.quiet = now, 0
 
 
-_JOB_OUTAGES: dict[str, OutageLog] = {}
-
-
-def report_job_failure(log: logging.Logger, job: str, exc: BaseException) -> None:
-    """A scheduled job failed: a database outage is noted now and then, anything else is
-    logged with its traceback."""
+def report_job_failure(
+    log: logging.Logger, job: str, exc: BaseException, outages: dict[str, OutageLog]
+) -> None:
+    """A scheduled job failed: a database outage is noted now and then (in ``outages``,
+    by job: the app's own), anything else is logged with its traceback."""
     if database_unavailable(exc):
-        outage = _JOB_OUTAGES.get(job)
+        outage = outages.get(job)
         if outage is None:
-            outage = _JOB_OUTAGES[job] = OutageLog(log)
+            outage = outages[job] = OutageLog(log)
         outage.note(job, exc)
     else:
         log.error("%s failed", job, exc_info=exc)
