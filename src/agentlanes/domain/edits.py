@@ -5,7 +5,7 @@ for a file new since ``HEAD``) and the lines of that base its hunks replace, rea
 ``git diff -U0``: a hunk ``@@ -a,b +c,d @@`` replaces base lines ``[a, a+b-1]`` (1-based,
 inclusive); a pure insertion (``b = 0``, after line ``a``) replaces none and is written
 ``[a+1, a]`` (end = start - 1). A file new since ``HEAD`` is one insertion at the top,
-``[1, 0]``.
+``[1, 0]``; a binary file, whose lines git does not print, is every line (``WHOLE_FILE``).
 
 Two sessions' changes to one file on one base *meet* as git's three-way merge decides it
 (``xdl_merge``: two changes conflict unless one ends before the other starts with at least

@@ -112,9 +112,7 @@ def merged(
     return out
 
 
-def with_edited_paths(
-    patterns: list[str], given: Mapping[str, FileEdit | None], settings: Settings
-) -> list[str]:
+def with_edited_paths(patterns: list[str], given: Mapping[str, FileEdit | None]) -> list[str]:
     """The claims with each reported file's path joined (unless they claim it already).
     ``max_patterns`` bounds what a request declares; the edited paths come on top (at most
     ``LIMITS.edit_files`` of them, a bound of their own), so an edit report is never
