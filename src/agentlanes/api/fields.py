@@ -106,6 +106,25 @@ def heartbeat_interval(description: str) -> Any:
     return integer(1, LIMITS.heartbeat_interval_max_seconds, description=description)
 
 
+def block_on() -> Any:
+    """The project setting of line-level claims (SPEC): what block mode refuses on."""
+    return Field(
+        None,
+        description=(
+            "What block mode refuses on: claims (every certain overlap, the default) or "
+            "lines (only an overlap whose edits meet, or where only the other side edited)"
+        ),
+    )
+
+
+def line_margin() -> Any:
+    return integer(
+        0,
+        LIMITS.line_margin_max,
+        description="Unchanged lines between two edits that still count as meeting (default 0)",
+    )
+
+
 def heartbeat_ttl() -> Any:
     return integer(
         1, LIMITS.heartbeat_ttl_max_seconds, description="At least heartbeat_interval_seconds"

@@ -83,18 +83,8 @@ class ProjectCreate(Body):
     agent_config_keys: list[StrictStr] | None = fields.config_keys(
         "The agent config keys the project accepts (1-64 of A-Z a-z 0-9 _ . -)"
     )
-    block_on: Literal["claims", "lines"] | None = Field(
-        None,
-        description=(
-            "What block mode refuses on: claims (every certain overlap, the default) or "
-            "lines (only an overlap whose edits meet, or where only the other side edited)"
-        ),
-    )
-    line_margin: StrictInt | None = fields.integer(
-        0,
-        LIMITS.line_margin_max,
-        description="Unchanged lines between two edits that still count as meeting (default 0)",
-    )
+    block_on: Literal["claims", "lines"] | None = fields.block_on()
+    line_margin: StrictInt | None = fields.line_margin()
 
 
 class CheckinBody(Body):
