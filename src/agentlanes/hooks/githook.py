@@ -140,11 +140,12 @@ def check(
     mine = session.get("session_id") if session else None
     check_token = None if mine else token
     requests: list[Any] = [("GET", "/api/v1/project", None, None)]
-    # Our own edits, as last reported, grade each overlap by lines (SPEC "Line-level
-    # claims"); without them the server grades as if we had none.
-    edits = (session or {}).get("edits")
-    if edits is None and session and isinstance(session.get("agent_name"), str):
-        from agentlanes.hooks.edits import last_reported  # what the agent's hooks sent
+    # Our own edits, as the agent's hooks last reported them (hooks/edits.py), grade each
+    # overlap by lines (SPEC "Line-level claims"); without them the server grades as if
+    # we had none.
+    edits = None
+    if session and isinstance(session.get("agent_name"), str):
+        from agentlanes.hooks.edits import last_reported
 
         edits = last_reported(cfg, session["agent_name"], session)
     graded = {"edits": edits} if isinstance(edits, list) else {}
