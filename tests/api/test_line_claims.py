@@ -251,3 +251,31 @@ def test_edits_that_meet_are_news_once_for_the_other_agent(api: Api) -> None:
     # Her summary says how the overlap is graded.
     summary = api.get("/news", token=alice["session_token"]).json()["items"][0]
     assert "your edits meet theirs: a merge conflict ahead" in summary["text"]
+
+
+def test_edit_reports_cannot_grow_the_claims_without_bound(api: Api) -> None:
+    """Paths joined by edit reports stay claimed after their edits are dropped: report after
+    report could grow the claims (and every event and search carrying them) without end.
+    They may take the claims at most 100 (the edited-files bound) past max_patterns."""
+    alice = api.checkin(agent_name="alice")
+    token = alice["session_token"]
+    for batch in range(3):
+        paths = [f"gen{batch}/f{i}.py" for i in range(100)]
+        r = api.post(
+            "/status", {"edits": [{"path": p, "base": None, "ranges": [[1, 0]]} for p in paths]},
+            token=token,
+        )  # fmt: skip
+        assert r.status_code == 200, r.text
+        dropped = [{"path": p, "base": None, "ranges": []} for p in paths]
+        assert api.post("/status", {"edits": dropped}, token=token).status_code == 200
+    assert len(api.get("/presence").json()["sessions"][0]["declared_files"]) == 300
+    paths = [f"gen3/f{i}.py" for i in range(100)]
+    r = api.post(
+        "/status", {"edits": [{"path": p, "base": None, "ranges": [[1, 0]]} for p in paths]},
+        token=token,
+    )  # fmt: skip
+    assert r.status_code == 400 and "edits" in r.text and "356" in r.text, r.text
+    assert len(api.get("/presence").json()["sessions"][0]["declared_files"]) == 300
+    # Declaring a covering pattern makes room again.
+    r = api.post("/status", {"declared_files": ["gen*/**"]}, token=token)
+    assert r.status_code == 200, r.text

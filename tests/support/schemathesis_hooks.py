@@ -117,7 +117,8 @@ class LiveSession:
 @schemathesis.hook
 def after_call(ctx: Any, case: Any, response: Any) -> None:
     """Should the worker's session have ended all the same, the next case checks in. A
-    session holding the edits of many files drops them (a session keeps at most 100: a
+    session holding the edits of many files, or many claims, drops them (a session keeps
+    at most 100 edited files, and edits take its claims at most 100 past max_patterns: a
     later report would be refused for the run's history, not for its own body)."""
     if response.status_code == 410:
         _SESSIONS.token = None
@@ -125,14 +126,19 @@ def after_call(ctx: Any, case: Any, response: Any) -> None:
     if response.status_code != 200 or case.path != "/api/v1/status":
         return
     try:
-        held = [e["path"] for e in response.json().get("edits") or []]
+        answer = response.json()
+        held = [e["path"] for e in answer.get("edits") or []]
+        claims = len(answer.get("declared_files") or [])
     except (ValueError, AttributeError, KeyError, TypeError):
         return
     token = (case.headers or {}).get("X-Session-Token")
-    if len(held) >= 50 and token:
+    if (len(held) >= 50 or claims >= 200) and token:
         httpx.post(
             f"{_env('AGENTLANES_ST_URL')}/api/v1/status",
-            json={"edits": [{"path": p, "base": None, "ranges": []} for p in held]},
+            json={
+                "edits": [{"path": p, "base": None, "ranges": []} for p in held],
+                "declared_files": [],
+            },
             headers={"X-API-Key": _env("AGENTLANES_ST_API_KEY"), "X-Session-Token": token},
             timeout=30,
         )

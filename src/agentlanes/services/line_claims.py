@@ -112,14 +112,26 @@ def merged(
     return out
 
 
-def with_edited_paths(patterns: list[str], given: Mapping[str, FileEdit | None]) -> list[str]:
+def with_edited_paths(
+    patterns: list[str], given: Mapping[str, FileEdit | None], settings: Settings
+) -> list[str]:
     """The claims with each reported file's path joined (unless they claim it already).
-    ``max_patterns`` bounds what a request declares; the edited paths come on top (at most
-    ``LIMITS.edit_files`` of them, a bound of their own), so an edit report is never
-    refused because the agent's declared list is long."""
+    ``max_patterns`` bounds what a request declares; the edited paths may take a session's
+    claims ``LIMITS.edit_files`` past it, no further: paths joined by edit reports stay
+    claimed, so without a bound report after report would grow the claims (and every
+    event and search that carries them) without end."""
     claimed = claimer(patterns)
     new = [p for p, e in given.items() if e is not None and not claimed(p)]
-    return [*patterns, *new] if new else patterns
+    if not new:
+        return patterns
+    most = settings.max_patterns + LIMITS.edit_files
+    if len(patterns) + len(new) > most:
+        raise InvalidInput(
+            "edits",
+            f"the edited files would take your claims to {len(patterns) + len(new)} patterns "
+            f"(at most {most}): declare a pattern that covers them (declared_files)",
+        )
+    return [*patterns, *new]
 
 
 def refuses(conflict: Conflict, block_on: str) -> bool:

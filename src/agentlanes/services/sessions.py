@@ -335,7 +335,7 @@ async def update_status(
                 list(session.declared_files or []),
             )
             edits = line_claims.merged(line_claims.of_stored(session.edits), given)
-            new_files = line_claims.with_edited_paths(new_files, given)
+            new_files = line_claims.with_edited_paths(new_files, given, ctx.settings)
             current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
             found = await search(
