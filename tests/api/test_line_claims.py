@@ -279,3 +279,14 @@ def test_edit_reports_cannot_grow_the_claims_without_bound(api: Api) -> None:
     # Declaring a covering pattern makes room again.
     r = api.post("/status", {"declared_files": ["gen*/**"]}, token=token)
     assert r.status_code == 200, r.text
+
+
+def test_whole_numbers_written_as_floats_are_integers_in_ranges(api: Api) -> None:
+    """JSON has numbers: 12.0 is the integer 12 (JSON Schema's integer), inside an edit's
+    ranges as at the top level; 12.5 is refused."""
+    alice = api.checkin(agent_name="alice")
+    r = edit(api, alice["session_token"], "a.py", [10.0, 12.0])
+    assert r.status_code == 200, r.text
+    assert r.json()["edits"][0]["ranges"] == [[10, 12]]
+    r = edit(api, alice["session_token"], "a.py", [10.5, 12])
+    assert r.status_code == 400 and "edits" in r.text, r.text

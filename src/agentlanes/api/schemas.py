@@ -35,6 +35,15 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def _whole_numbers(value: Any) -> Any:
+    """``value`` with each float that is a whole number an int, in nested lists too."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    return value
+
+
 def _takes_int(annotation: Any) -> bool:
     return annotation is int or any(_takes_int(arg) for arg in get_args(annotation))
 
@@ -49,11 +58,12 @@ class Body(BaseModel):
         if _has_nul(value):
             raise ValueError("must not contain NUL bytes")
         # JSON has numbers, not ints and floats: 4.0 is the integer 4 (as JSON Schema's
-        # `integer` says). True and "4" stay for the strict int check to refuse.
-        if isinstance(value, float) and value.is_integer():
+        # `integer` says), in a list too (an edit's ranges). True and "4" stay for the
+        # strict int check to refuse.
+        if isinstance(value, float | list):
             field = cls.model_fields.get(info.field_name or "")
             if field is not None and _takes_int(field.annotation):
-                return int(value)
+                return _whole_numbers(value)
         return value
 
 
