@@ -155,7 +155,8 @@ def ranges_in_order(ctx: Any, case: Any) -> bool:
             pair_of_ints = (
                 isinstance(pair, list)
                 and len(pair) == 2
-                and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)
+                # JSON numbers: 12.0 is the integer 12 to the server as to JSON Schema
+                and all(isinstance(n, int | float) and not isinstance(n, bool) for n in pair)
             )
             if pair_of_ints and not 1 <= pair[0] <= pair[1] + 1:
                 return False
