@@ -51,9 +51,12 @@ def _lua_string(text: str) -> str:
     return f"[{level}[{text}]{level}]"
 
 
-def lua_script(calls: Sequence[Call]) -> str:
+def lua_script(calls: Sequence[Call], threads: int = 1) -> str:
     """A wrk script that sends the calls in turn (per thread) and prints one result line:
-    requests, microseconds, p50 and p99 latency in microseconds, and the failures."""
+    requests, microseconds, p50 and p99 latency in microseconds, and the failures.
+
+    Each of the ``threads`` starts at its own share of the calls (thread k at call
+    k·n/threads), so that calls naming distinct agents stay distinct across threads."""
     variants = []
     for c in calls:
         headers = ", ".join(
@@ -68,6 +71,14 @@ def lua_script(calls: Sequence[Call]) -> str:
         "local variants = {\n  " + ",\n  ".join(variants) + "\n}\n"
         "local n = #variants\n"
         "local i = 0\n"
+        "local made = 0\n"
+        "setup = function(thread)\n"
+        '  thread:set("share", made)\n'
+        "  made = made + 1\n"
+        "end\n"
+        "init = function(args)\n"
+        f"  i = (share or 0) * math.floor(n / {max(1, threads)})\n"
+        "end\n"
         "request = function()\n"
         "  i = i + 1\n"
         "  local v = variants[(i - 1) % n + 1]\n"
@@ -92,8 +103,8 @@ class Wrk:
     def run(self, url: str, calls: Sequence[Call], connections: int) -> Load:
         self.scripts += 1
         script = self.workdir / f"load{self.scripts}.lua"
-        script.write_text(lua_script(calls))
         threads = min(2, connections)
+        script.write_text(lua_script(calls, threads))
         cmd = [
             self.binary,
             f"-t{threads}",

@@ -12,6 +12,7 @@ from cachetools import LRUCache
 
 from agentlanes.errors import Unauthorized
 from agentlanes.hub import Hub
+from agentlanes.services.checkin_batch import CheckinBatches
 from agentlanes.services.liveness import Liveness, create_liveness
 from agentlanes.services.log_reads import SharedLogReads
 from agentlanes.services.news_state import LeaseRefusals
@@ -56,11 +57,14 @@ class ServiceContext:
     job_outages: dict[str, OutageLog] = field(default_factory=dict)
     # The event sockets' reads of the log, shared while in flight (services/log_reads.py).
     log_reads: SharedLogReads = field(init=False)
+    # Check-ins waiting for their project's lock, decided in batches (services/checkin_batch.py).
+    checkins: CheckinBatches = field(init=False)
 
     def __post_init__(self) -> None:
         if self.liveness is None:
             self.liveness = create_liveness(self.settings)
         self.log_reads = SharedLogReads(self.db)
+        self.checkins = CheckinBatches(self.project_tx)
         # The news reads the events the projection applied (services/news.py).
         self.projections.recent_kept = self.settings.news_recent_events
         self.projections.recent_bytes = self.settings.news_recent_bytes
@@ -88,6 +92,7 @@ class ServiceContext:
                 raise Unauthorized("this API key's project was deleted")
             tx = ProjectTx(db, project_id, tuple(self.session_end_listeners))
             yield tx
+            await tx.settle()
             await db.flush()
         if tx.events:
             self.projections.applied(project_id, tx.events)

@@ -25,22 +25,42 @@ class ProjectTx:
     # What runs when a session ends in this transaction (ServiceContext.on_session_end).
     session_end_listeners: tuple[SessionEndListener, ...] = ()
     events: list[dict[str, Any]] = field(default_factory=list)
+    # Offsets counted here rather than in the project's row, one statement per
+    # transaction instead of one per event (a batch of check-ins: services/checkin_batch.py).
+    # While on, the row's last_offset lags until settle(); whoever reads it in the
+    # transaction must settle() first.
+    local_offsets: bool = False
+    _offset: int | None = None  # the last offset handed out
+    _written: int | None = None  # the last offset the project's row holds
 
     async def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
         """Write an event row with the project's next offset, in this transaction."""
-        result = await self.db.exec(
-            text(
-                "UPDATE projects SET last_offset = last_offset + 1 WHERE id = :id "
-                "RETURNING last_offset"
-            ),
-            params={"id": self.project_id},
-        )
-        offset = int(result.scalar_one())
+        if self.local_offsets and self._offset is not None:
+            offset = self._offset = self._offset + 1
+        else:
+            await self.settle()
+            result = await self.db.exec(
+                text(
+                    "UPDATE projects SET last_offset = last_offset + 1 WHERE id = :id "
+                    "RETURNING last_offset"
+                ),
+                params={"id": self.project_id},
+            )
+            offset = self._offset = self._written = int(result.scalar_one())
         now = utcnow()
         self.db.add(Event(project_id=self.project_id, offset=offset, type=type_, ts=now, data=data))
         frame = {"offset": offset, "type": type_, "ts": iso(now), "data": data}
         self.events.append(frame)
         return frame
+
+    async def settle(self) -> None:
+        """Write the last offset handed out to the project's row (with local_offsets)."""
+        if self._offset is not None and self._offset != self._written:
+            await self.db.exec(
+                text("UPDATE projects SET last_offset = :offset WHERE id = :id"),
+                params={"offset": self._offset, "id": self.project_id},
+            )
+            self._written = self._offset
 
 
 # ``async (tx, session, reason) -> None``, run as a session ends (``reason`` is its end

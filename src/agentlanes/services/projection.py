@@ -254,11 +254,14 @@ class LiveProject:
         max_files: int | None = None,
         edits: line_claims.Edits | None = None,
         margin: int = 0,
+        also: ConflictDetector | None = None,
     ) -> list[Conflict]:
         """Conflicts with the ``live`` sessions (oldest first), each graded from the two
         sessions' edits (``edits``: the asking side's; SPEC "Line-level claims"): the
         detector's index holds every session not ended, so overdue ones are filtered out of
-        its answer. On the calling thread: see :meth:`search` for the event loop."""
+        its answer. ``also``: sessions not applied yet, newer than all of these (the
+        check-ins earlier in one batch, services/checkin_batch.py), searched after them.
+        On the calling thread: see :meth:`search` for the event loop."""
         alive = {s.id for s in live} if len(live) != len(self.sessions) else None
         found = [
             c
@@ -273,6 +276,19 @@ class LiveProject:
             if (alive is None or c.session_id in alive)
             and (exclude_agent_name is None or c.agent_name != exclude_agent_name)
         ]
+        if also is not None:
+            found += [
+                c
+                for c in also.find(
+                    declared_area=declared_area,
+                    patterns=patterns,
+                    paths=paths,
+                    exclude_session_id=exclude_session_id,
+                    deadline=deadline,
+                    max_files=max_files,
+                )
+                if exclude_agent_name is None or c.agent_name != exclude_agent_name
+            ]
         return self._graded(found, edits or {}, patterns, paths, deadline, max_files, margin)
 
     def _graded(
@@ -321,6 +337,7 @@ class LiveProject:
         exclude_agent_name: str | None = None,
         edits: line_claims.Edits | None = None,
         margin: int = 0,
+        also: ConflictDetector | None = None,
     ) -> list[Conflict]:
         """:meth:`find` in a worker thread, so that a long search (long patterns against
         many) never holds the event loop: other projects' requests go on meanwhile.
@@ -328,7 +345,7 @@ class LiveProject:
         starts: waiting for the project's lock, for an earlier search or for a worker
         thread is no work of this request's, and a burst of check-ins must not turn into
         refusals."""
-        if not live or not (patterns or paths or declared_area):
+        if not (live or also is not None) or not (patterns or paths or declared_area):
             return []
         async with self._search_lock:
             self._deferred = []
@@ -345,6 +362,7 @@ class LiveProject:
                         max_files=max_files,
                         edits=edits,
                         margin=margin,
+                        also=also,
                     )
                 )
             finally:
