@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
@@ -53,7 +53,8 @@ PAIRS_MAX = 64
 ITEM_SECONDS = 0.05
 YIELD_SECONDS = 0.02
 SUMMARY_SESSIONS = 10
-KINDS = (
+# What an item is about (an answer's ``kind``).
+Kind = Literal[
     "summary",
     "message",
     "overlap.began",
@@ -68,7 +69,7 @@ KINDS = (
     "consensus.vote_requested",
     "consensus.outcome",
     "project.mode",
-)
+]
 
 
 def cursor_of(offset: int, epoch: str) -> str:
