@@ -187,10 +187,10 @@ async def answer(
 ) -> dict[str, Any]:
     epoch = project.epoch
     if cursor is None or not covered(current, cursor, epoch):
-        item = await summary(ctx, project, current, mine)
+        first = await summary(ctx, project, current, mine)
         return {
-            "items": [item],
-            "cursor": item["cursor"],
+            "items": [first],
+            "cursor": first["cursor"],
             "more": False,
             "recovered": cursor is None,
             "epoch": epoch,
@@ -466,7 +466,7 @@ def _overlap_ended(
     if before is None or data["session_id"] == mine.id or before.agent_name == mine.agent_name:
         return None
     how = {"timed_out": "timed out", "superseded": "checked in again"}.get(
-        data.get("status"), "checked out"
+        data.get("status", ""), "checked out"
     )
     ended, complete = _pairs(mine.declared_files, before.declared_files, deadline)
     refs = {"session_id": data["session_id"], "agent_name": before.agent_name}
