@@ -7,10 +7,12 @@ import logging
 from collections.abc import AsyncIterator
 
 from litestar import Litestar, MediaType, Response, get
+from litestar.enums import ScopeType
 from litestar.openapi import OpenAPIConfig
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 from litestar.plugins.pydantic import PydanticPlugin
 from litestar.stores.base import Store
+from litestar.types import Middleware
 
 from agentlanes import __version__
 from agentlanes.admin_token import admin_token_problem
@@ -92,12 +94,12 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
         app_name="agentlanes",
         prefix="agentlanes",
         group_path=True,
-        scopes={"http"},
+        scopes={ScopeType.HTTP},
         middleware_class=LeanPrometheusMiddleware,
     )
     mcp = McpMount(settings)  # the MCP tools over streamable HTTP at /mcp
     # Host/Origin first: a request refused there costs nothing and counts nowhere.
-    middleware = [edge_middleware(settings), prometheus.middleware]
+    middleware: list[Middleware] = [edge_middleware(settings), prometheus.middleware]
     stores: dict[str, Store] = {}
     if settings.rate_limit_per_minute:
         middleware.append(rate_limit(settings.rate_limit_per_minute))

@@ -3,17 +3,19 @@ its readers. Agents use their own views (the ready list, their inbox)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get
 
 from agentlanes.api.deps import Ctx, Proj, api_key_guard
-from agentlanes.api.query import int_query
+from agentlanes.api.query import QueryInt, int_range
 from agentlanes.services.coordination import message_board, task_board
 from agentlanes.settings import LIMITS
 
 # An integer (api/query.py: our 400 naming it); documented as the range the service takes.
-Limit = int_query(1, LIMITS.message_board_limit, "How many messages at most")
+Limit = Annotated[
+    QueryInt | None, int_range(1, LIMITS.message_board_limit, "How many messages at most")
+]
 
 
 class BoardController(Controller):

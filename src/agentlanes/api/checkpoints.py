@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
@@ -11,10 +11,12 @@ from agentlanes.api.answers import CheckpointList, CheckpointResolved, Checkpoin
 from agentlanes.api.coordination_schemas import CheckpointBody, ResolveBody
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, contract
-from agentlanes.api.query import PageLimit, PageOffset, enum_query, page_param
+from agentlanes.api.query import PageLimit, PageOffset, choices, page_param
 from agentlanes.services.coordination import checkpoints
 
-CheckpointStatus = enum_query(checkpoints.STATUSES, "Only checkpoints in this status")
+CheckpointStatus = Annotated[
+    str | None, choices(checkpoints.STATUSES, "Only checkpoints in this status")
+]
 
 
 class CheckpointController(Controller):

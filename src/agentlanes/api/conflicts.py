@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get
 
 from agentlanes.api.deps import Ctx, Proj, api_key_guard
-from agentlanes.api.query import int_query
+from agentlanes.api.query import QueryInt, int_range
 from agentlanes.services import conflict_pairs
 from agentlanes.settings import LIMITS
 
 # An integer (api/query.py: our 400 naming it); documented as the range the service takes.
-Limit = int_query(1, LIMITS.conflict_pairs_limit, "How many pairs at most")
+Limit = Annotated[
+    QueryInt | None, int_range(1, LIMITS.conflict_pairs_limit, "How many pairs at most")
+]
 
 
 class ConflictListController(Controller):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.params import FromPath, JSONBody
@@ -11,10 +11,10 @@ from agentlanes.api.answers import ConsensusList, ConsensusView, answer
 from agentlanes.api.coordination_schemas import ConsensusBody, VoteBody
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
-from agentlanes.api.query import PageLimit, PageOffset, enum_query, page_param
+from agentlanes.api.query import PageLimit, PageOffset, choices, page_param
 from agentlanes.services.coordination import consensus
 
-ConsensusStatus = enum_query(consensus.STATUSES, "Only requests in this status")
+ConsensusStatus = Annotated[str | None, choices(consensus.STATUSES, "Only requests in this status")]
 
 
 class ConsensusController(Controller):

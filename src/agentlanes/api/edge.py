@@ -21,7 +21,7 @@ Calls that the server makes into itself (the MCP tools' in-process client) carry
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
@@ -202,11 +202,11 @@ class EdgeMiddleware:
         close = CLOSE_ORIGIN_NOT_ALLOWED if status == 403 else CLOSE_HOST_NOT_ALLOWED
         await send({"type": "websocket.accept", "subprotocol": None, "headers": []})
         told = json.dumps({"type": "error", **json.loads(body)})
-        await send({"type": "websocket.send", "text": told})
+        await send({"type": "websocket.send", "bytes": None, "text": told})
         await send({"type": "websocket.close", "code": close, "reason": message[:120]})
 
 
-def edge_middleware(settings: Settings) -> object:
+def edge_middleware(settings: Settings) -> Callable[[ASGIApp], ASGIApp]:
     """The middleware factory for ``Litestar(middleware=[...])``."""
 
     def factory(app: ASGIApp) -> ASGIApp:

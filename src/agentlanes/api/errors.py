@@ -54,7 +54,7 @@ def _on_validation(_: Request[Any, Any, Any], exc: ValidationException) -> Respo
     if key == "data":
         # Litestar names a required body that was not sent by the handler's argument.
         key, message = "body", "required: a JSON object"
-    field, _, rest = key.partition(".")
+    field, _dot, rest = key.partition(".")
     extra: dict[str, Any] = {"field": field}
     if rest.isdigit():
         extra["index"] = int(rest)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, WebSocket, get, post, websocket
 
 from agentlanes import tokens
 from agentlanes.api.answers import EventLog, RealtimeToken, answer
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard
-from agentlanes.api.query import MAX_INT, int_param, int_query, text_query
+from agentlanes.api.query import MAX_INT, QueryInt, int_param, int_range, text_range
 from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
 from agentlanes.clock import utcnow
 from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
@@ -26,9 +26,14 @@ from agentlanes.store.models import Project
 log = logging.getLogger("agentlanes.stream")
 
 # Integers (api/query.py), so a bad value is our 400 naming the field.
-Since = int_query(0, MAX_INT, "The offset after which to list events")
-LogLimit = int_query(1, LIMITS.event_log_limit, "How many events at most")
-Epoch = text_query(1, 32, "The history's epoch the client last saw (another one: recovered false)")
+Since = Annotated[QueryInt | None, int_range(0, MAX_INT, "The offset after which to list events")]
+LogLimit = Annotated[
+    QueryInt | None, int_range(1, LIMITS.event_log_limit, "How many events at most")
+]
+Epoch = Annotated[
+    str | None,
+    text_range(1, 32, "The history's epoch the client last saw (another one: recovered false)"),
+]
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_BAD_REQUEST = 4400

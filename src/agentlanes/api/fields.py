@@ -12,9 +12,9 @@ in Python's regex dialect): "no character outside the set" is ``not: {pattern: [
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from litestar.openapi.spec import OpenAPIType, Schema
+from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from pydantic import Field
 
 from agentlanes.domain import names
@@ -51,6 +51,17 @@ _CONTROL_AFTER_TRIM = (
 )
 _CONTROL = "[\\x00-\\x1f]"
 NAME_CHARS = names.NAME_CHARS
+# Formats of our own (described in docs/api.md): OpenAPI takes any format name, Litestar's
+# ``Schema.format`` is typed with the registered ones only.
+GLOB_PATTERN = cast("OpenAPIFormat", "glob-pattern")
+REPO_PATH = cast("OpenAPIFormat", "repo-path")
+
+
+def schema_extra(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` as a ``Field``'s ``json_schema_extra``, typed as Litestar reads it: it
+    writes them into the document and takes its own ``Schema`` objects there (``not``,
+    ``items``), where pydantic's type says JSON values only."""
+    return values
 
 
 def _not_matching(pattern: str) -> Schema:
@@ -84,7 +95,7 @@ def text(
 
 def name(description: str, *, required: bool = False) -> Any:
     """An agent name: 1-64 of ``A-Z a-z 0-9 . _ -``."""
-    extra = {
+    extra: dict[str, Any] = {
         "minLength": 1,
         "maxLength": 64,
         "not": _not_matching(f"[^{NAME_CHARS}]"),
@@ -139,11 +150,11 @@ def config_keys(description: str) -> Any:
         max_length=64,
         schema_not=_not_matching("[^A-Za-z0-9_.-]"),
     )
-    return Field(None, json_schema_extra={"items": item, "description": description})
+    return Field(None, json_schema_extra=schema_extra({"items": item, "description": description}))
 
 
 def integer(minimum: int, maximum: int | Limit, *, required: bool = False, description: str) -> Any:
-    extra = {"minimum": minimum, "maximum": maximum, "description": description}
+    extra: dict[str, Any] = {"minimum": minimum, "maximum": maximum, "description": description}
     return Field(... if required else None, json_schema_extra=extra)
 
 
@@ -153,11 +164,15 @@ def patterns(description: str) -> Any:
     brace limits) are the ``glob-pattern`` format's, described in docs/api.md."""
     item = Schema(
         type=OpenAPIType.STRING,
-        format="glob-pattern",
+        format=GLOB_PATTERN,
         min_length=1,
         max_length=Limit("max_pattern_length"),
     )
-    extra = {"maxItems": Limit("max_patterns"), "items": item, "description": description}
+    extra: dict[str, Any] = {
+        "maxItems": Limit("max_patterns"),
+        "items": item,
+        "description": description,
+    }
     return Field(None, json_schema_extra=extra)
 
 
@@ -165,16 +180,20 @@ def paths(description: str) -> Any:
     """Concrete relative file paths: at most ``max_paths``, each a ``repo-path``."""
     item = Schema(
         type=OpenAPIType.STRING,
-        format="repo-path",
+        format=REPO_PATH,
         min_length=1,
         max_length=Limit("max_pattern_length"),
     )
-    extra = {"maxItems": Limit("max_paths"), "items": item, "description": description}
+    extra: dict[str, Any] = {
+        "maxItems": Limit("max_paths"),
+        "items": item,
+        "description": description,
+    }
     return Field(None, json_schema_extra=extra)
 
 
 def ids(max_items: int, *, required: bool = False, description: str) -> Any:
-    extra = {"maxItems": max_items, "description": description}
+    extra: dict[str, Any] = {"maxItems": max_items, "description": description}
     if required:
         extra["minItems"] = 1
     return Field(... if required else None, json_schema_extra=extra)
@@ -182,7 +201,7 @@ def ids(max_items: int, *, required: bool = False, description: str) -> Any:
 
 def resource(description: str = "A resource key such as deploy:prod") -> Any:
     """Lease resource keys: 1-256 characters, none of them a control character (taken as sent)."""
-    extra = {
+    extra: dict[str, Any] = {
         "minLength": 1,
         "maxLength": 256,
         "not": _not_matching(leases.RESOURCE_FORBIDDEN),

@@ -118,7 +118,7 @@ class FailOpenRedisStore(RedisStore):
 
     _down = False  # the instance's own once set: two apps never share an outage
     # One step: count this request, start the window on the first, report count and TTL.
-    _COUNT_HIT = b"""
+    _COUNT_HIT = """
     local n = redis.call('INCR', KEYS[1])
     if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
     local ttl = redis.call('TTL', KEYS[1])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
@@ -16,14 +16,15 @@ from agentlanes.api.query import (
     Flag,
     PageLimit,
     PageOffset,
+    QueryInt,
     bool_param,
-    int_query,
+    int_range,
     page_param,
 )
 from agentlanes.errors import NotFound
 from agentlanes.services.coordination import messages
 
-AfterId = int_query(0, MAX_INT, "Only messages with a greater id")
+AfterId = Annotated[QueryInt | None, int_range(0, MAX_INT, "Only messages with a greater id")]
 
 
 def _message_id(raw: str) -> int:

@@ -5,7 +5,7 @@ messages among them delivered)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.openapi.spec import OpenAPIType
@@ -23,7 +23,7 @@ from pydantic import (
 from agentlanes.api.answers import answer
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_REQUIRED, contract
-from agentlanes.api.query import MAX_INT, int_query
+from agentlanes.api.query import MAX_INT, QueryInt, int_range
 from agentlanes.api.schemas import TokenBody
 from agentlanes.services import news
 
@@ -38,7 +38,10 @@ After = Annotated[
         }
     ),
 ]
-Limit = int_query(1, 1000, "How many items at most (default and most: news_max_items, 50)")
+Limit = Annotated[
+    QueryInt | None,
+    int_range(1, 1000, "How many items at most (default and most: news_max_items, 50)"),
+]
 
 
 class NewsItem(BaseModel):
@@ -49,7 +52,7 @@ class NewsItem(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     cursor: str = Field(description="Read on after this item with ?after=")
-    kind: Literal[news.KINDS]
+    kind: news.Kind
     at: datetime | None
     text: str = Field(description="One line for an LLM: who, which path, whether certain")
 

@@ -25,7 +25,7 @@ def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHand
     """``Authorization: Bearer <admin_token>``, checked before the body is read."""
     expected = connection.app.state.ctx.settings.admin_token
     header = connection.headers.get("authorization", "")
-    scheme, _, presented = header.partition(" ")
+    scheme, _space, presented = header.partition(" ")
     if not expected:
         raise Unauthorized("the admin API is disabled (no admin_token is configured)")
     if scheme.lower() != "bearer" or not presented:

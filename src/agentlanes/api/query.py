@@ -1,10 +1,11 @@
 """Query parameters: typed, read by our rules, a bad value a 400 naming the parameter.
 
-Integer parameters are typed ``QueryInt`` (``int_query``, ``PageLimit``, ``PageOffset``):
-Litestar reads them with ``QUERY_DECODERS``, given to the application as ``type_decoders``
-(its public hook for types it does not know: docs.litestar.dev/2/usage/custom-types.html),
-and a value they refuse is a 400 naming the parameter (``source: query``) through the
-validation handler of api/errors.py. Our rule rather than Litestar's ``int``: an empty or
+Integer parameters are typed ``QueryInt`` (``PageLimit``, ``PageOffset``, each
+``Annotated[QueryInt | None, int_range(...)]``): Litestar reads them with
+``QUERY_DECODERS``, given to the application as ``type_decoders`` (its public hook for
+types it does not know: docs.litestar.dev/2/usage/custom-types.html), and a value they
+refuse is a 400 naming the parameter (``source: query``) through the validation handler
+of api/errors.py. Our rule rather than Litestar's ``int``: an empty or
 padded value (``?limit=``, ``?limit= 5``) is refused, not read as absent; ``+5`` is 5 and
 ``5.0`` is not an integer; the value fits a 64-bit column. The ranges the services take
 are checked there and stated in the document (``schema_extra``). Checked against Litestar
@@ -92,36 +93,36 @@ def _documented(description: str, **schema: Any) -> QueryParameter:
     return QueryParameter(schema_extra={"one_of": None, "description": description, **schema})
 
 
-def int_query(minimum: int, maximum: int, description: str) -> Any:
-    """An optional integer query parameter in ``minimum..maximum``."""
-    return Annotated[
-        QueryInt | None,
-        _documented(description, type=OpenAPIType.INTEGER, minimum=minimum, maximum=maximum),
-    ]
+def int_range(minimum: int, maximum: int, description: str) -> QueryParameter:
+    """How an optional integer query parameter in ``minimum..maximum`` is documented:
+    ``Annotated[QueryInt | None, int_range(...)]``."""
+    return _documented(description, type=OpenAPIType.INTEGER, minimum=minimum, maximum=maximum)
 
 
-def text_query(
+def text_range(
     min_length: int, max_length: int, description: str, pattern: str | None = None
-) -> Any:
-    """An optional string query parameter of ``min_length..max_length`` characters (and of
-    ``pattern``, when given)."""
+) -> QueryParameter:
+    """How an optional string query parameter of ``min_length..max_length`` characters (and
+    of ``pattern``, when given) is documented: ``Annotated[str | None, text_range(...)]``."""
     extra = {} if pattern is None else {"pattern": pattern}
-    return Annotated[
-        str | None,
-        _documented(
-            description,
-            type=OpenAPIType.STRING,
-            min_length=min_length,
-            max_length=max_length,
-            **extra,
-        ),
-    ]
+    return _documented(
+        description,
+        type=OpenAPIType.STRING,
+        min_length=min_length,
+        max_length=max_length,
+        **extra,
+    )
 
 
-def enum_query(values: tuple[str, ...], description: str) -> Any:
-    return Annotated[str | None, _documented(description, type=OpenAPIType.STRING, enum=values)]
+def choices(values: tuple[str, ...], description: str) -> QueryParameter:
+    """How an optional string query parameter taking one of ``values`` is documented:
+    ``Annotated[str | None, choices(...)]``."""
+    return _documented(description, type=OpenAPIType.STRING, enum=values)
 
 
 Flag = Annotated[str | None, _documented("true or false", type=OpenAPIType.BOOLEAN)]
-PageLimit = int_query(1, LIMITS.page_size, f"Page size (default {LIMITS.page_size_default})")
-PageOffset = int_query(0, LIMITS.page_offset, "How many to skip")
+PageLimit = Annotated[
+    QueryInt | None,
+    int_range(1, LIMITS.page_size, f"Page size (default {LIMITS.page_size_default})"),
+]
+PageOffset = Annotated[QueryInt | None, int_range(0, LIMITS.page_offset, "How many to skip")]

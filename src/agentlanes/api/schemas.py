@@ -77,13 +77,15 @@ class ProjectCreate(Body):
     )
     slug: StrictStr | None = Field(
         None,
-        json_schema_extra={
-            "minLength": 1,
-            "maxLength": 64,
-            "pattern": "^[a-z0-9]",
-            "not": Schema(type=OpenAPIType.STRING, pattern="[^a-z0-9-]"),
-            "description": "1-64 of a-z 0-9 - starting with a-z 0-9; default: from the name",
-        },
+        json_schema_extra=fields.schema_extra(
+            {
+                "minLength": 1,
+                "maxLength": 64,
+                "pattern": "^[a-z0-9]",
+                "not": Schema(type=OpenAPIType.STRING, pattern="[^a-z0-9-]"),
+                "description": "1-64 of a-z 0-9 - starting with a-z 0-9; default: from the name",
+            }
+        ),
     )
     conflict_mode: Literal["warn", "block"] | None = None
     heartbeat_interval_seconds: StrictInt | None = fields.heartbeat_interval(
@@ -122,28 +124,32 @@ class EditIn(Body):
     )
     base: StrictStr | None = Field(
         None,
-        json_schema_extra={
-            "minLength": 4,
-            "maxLength": 64,
-            "not": Schema(type=OpenAPIType.STRING, pattern="[^0-9a-f]"),
-            "description": "The file's blob id at HEAD (git rev-parse HEAD:PATH); "
-            "null for a file new since HEAD",
-        },
+        json_schema_extra=fields.schema_extra(
+            {
+                "minLength": 4,
+                "maxLength": 64,
+                "not": Schema(type=OpenAPIType.STRING, pattern="[^0-9a-f]"),
+                "description": "The file's blob id at HEAD (git rev-parse HEAD:PATH); "
+                "null for a file new since HEAD",
+            }
+        ),
     )
     ranges: list[list[StrictInt]] = Field(
         ...,
-        json_schema_extra={
-            "items": Schema(
-                type=OpenAPIType.ARRAY,
-                items=Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=LIMITS.edit_line_max),
-                min_items=2,
-                max_items=2,
-            ),
-            "description": "The base lines each `git diff -U0` hunk replaces, [start, end], "
-            "1-based and inclusive; [a+1, a] is an insertion after line a; [[1, 0]] a new "
-            "file; [] no change left (the file's edits are dropped). More than "
-            f"{LIMITS.edit_ranges} are kept as one covering range",
-        },
+        json_schema_extra=fields.schema_extra(
+            {
+                "items": Schema(
+                    type=OpenAPIType.ARRAY,
+                    items=Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=LIMITS.edit_line_max),
+                    min_items=2,
+                    max_items=2,
+                ),
+                "description": "The base lines each `git diff -U0` hunk replaces, [start, end], "
+                "1-based and inclusive; [a+1, a] is an insertion after line a; [[1, 0]] a new "
+                "file; [] no change left (the file's edits are dropped). More than "
+                f"{LIMITS.edit_ranges} are kept as one covering range",
+            }
+        ),
     )
 
 

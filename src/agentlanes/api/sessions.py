@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, MediaType, Request, Response, get, post
@@ -22,7 +22,7 @@ from agentlanes.api.answers import (
 )
 from agentlanes.api.deps import Ctx, Proj, api_key_guard, session_token
 from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
-from agentlanes.api.query import int_query, text_query
+from agentlanes.api.query import QueryInt, int_range, text_range
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
@@ -76,15 +76,21 @@ def _edits(edits: list[EditIn] | None) -> list[dict[str, Any]] | None:
 
 
 # Parsed by the service (our 400 naming it); documented as the range it takes.
-Cursor = text_query(
-    1,
-    9,
-    "Where the page starts: a next_cursor from the page before (opaque)",
-    pattern="^[0-9]{1,9}$",
-)
-ConflictLimit = int_query(
-    1, LIMITS.page_size, "How many conflicts at most (default and cap: answer_max_conflicts)"
-)
+Cursor = Annotated[
+    str | None,
+    text_range(
+        1,
+        9,
+        "Where the page starts: a next_cursor from the page before (opaque)",
+        pattern="^[0-9]{1,9}$",
+    ),
+]
+ConflictLimit = Annotated[
+    QueryInt | None,
+    int_range(
+        1, LIMITS.page_size, "How many conflicts at most (default and cap: answer_max_conflicts)"
+    ),
+]
 
 
 class SessionController(Controller):

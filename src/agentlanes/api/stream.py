@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from litestar import WebSocket
@@ -58,7 +59,7 @@ def parse_client_frame(raw: str) -> Any:
         raise ValueError("frame is not JSON") from None
 
 
-def client_frame_text(message: dict[str, Any], limit: int) -> str | None:
+def client_frame_text(message: Mapping[str, Any], limit: int) -> str | None:
     """The text of a ``websocket.receive`` message (a binary frame is read as UTF-8), or
     None when there is none. Raises OverflowError past ``limit`` bytes: uvicorn stops such
     frames itself (``ws_max_size``, set by ``agentlanes serve``), this holds under any
@@ -96,7 +97,7 @@ class EventStream:
 
     async def send_text(self, text: str) -> None:
         # The raw ASGI message: no per-frame encoding work beyond what the hub did once.
-        await self.socket.send({"type": "websocket.send", "text": text})
+        await self.socket.send({"type": "websocket.send", "bytes": None, "text": text})
 
     async def send(self, frame: dict[str, Any]) -> None:
         await self.send_text(_dumps(frame))

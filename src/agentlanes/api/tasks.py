@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.params import FromPath, FromQuery, JSONBody
@@ -23,12 +23,12 @@ from agentlanes.api.query import (
     PageLimit,
     PageOffset,
     bool_param,
-    enum_query,
+    choices,
     page_param,
 )
 from agentlanes.services.coordination import readiness, tasks
 
-TaskStatus = enum_query(tasks.STATUSES, "Only tasks in this status")
+TaskStatus = Annotated[str | None, choices(tasks.STATUSES, "Only tasks in this status")]
 
 
 class TaskController(Controller):

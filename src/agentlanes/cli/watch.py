@@ -71,7 +71,8 @@ def describe(event: Any) -> str:
         how = "recovered" if extra.get("recovered") else "history lost, fresh snapshot"
         return f"[{event.offset}] replay complete ({how})"
     parts = [f"[{event.offset}]", (event.ts or "")[11:19], event.type]
-    session = data.get("session") if isinstance(data.get("session"), dict) else data
+    nested = data.get("session")
+    session: dict[str, Any] = nested if isinstance(nested, dict) else data
     labels = {
         "agent_name": "agent",
         "declared_area": "area",

@@ -7,14 +7,15 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not loaded at run time (the guard's import budget)
+    from collections.abc import Mapping
     from typing import Any
 
 
-def agent_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> str | None:
+def agent_for(payload: dict[str, Any], env: Mapping[str, str] | None = None) -> str | None:
     """The agent a hook acts for: ``AGENTLANES_AGENT_NAME`` when the agent was started
     with one, else ``claude-<Claude Code's session id>`` (None without either)."""
-    env = os.environ if env is None else env
-    named = (env.get("AGENTLANES_AGENT_NAME") or "").strip()
+    environ: Mapping[str, str] = os.environ if env is None else env
+    named = (environ.get("AGENTLANES_AGENT_NAME") or "").strip()
     if named:
         return named
     sid = payload.get("session_id")

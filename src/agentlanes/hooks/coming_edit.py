@@ -39,12 +39,14 @@ def after_tool(payload: dict[str, Any], path: str) -> str | None:
             text = fh.read()
     except (OSError, UnicodeDecodeError):
         return None
+    edits: list[Any]
     if tool == "Edit":
         edits = [args]
     elif tool == "MultiEdit":
-        edits = args.get("edits") if isinstance(args.get("edits"), list) else None
-        if edits is None:
+        listed = args.get("edits")
+        if not isinstance(listed, list):
             return None
+        edits = listed
     else:
         return None
     for e in edits:

@@ -400,9 +400,9 @@ def check_range(
     counted = f"{len(paths)} file(s) of {label} ({commits} commit(s))"
     if held:
         names = list(dict.fromkeys(h["agent_name"] for h in held))
-        files = len({h["path"] for h in held})
+        file_count = len({h["path"] for h in held})
         say(
-            f"{refused}: {files} of the {counted} hold uncommitted edits of {len(names)} "
+            f"{refused}: {file_count} of the {counted} hold uncommitted edits of {len(names)} "
             f"other live session(s) ({', '.join(names[:5])}): agree who goes first, or "
             "wait until they commit or check out"
         )

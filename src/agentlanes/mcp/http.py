@@ -40,16 +40,21 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from litestar import Litestar
 from litestar.handlers import asgi
-from litestar.types import Message, Receive, Scope, Send
+from litestar.types import Message, Receive, ReceiveMessage, Scope, Send
 
 from agentlanes.errors import AgentlanesError
 from agentlanes.server.asgi_json import send_error, send_json
 from agentlanes.services.projects import project_for_key
 from agentlanes.settings import Settings
+
+if TYPE_CHECKING:
+    # The MCP SDK and httpx type ASGI as Starlette does (mutable mappings), Litestar as
+    # TypedDicts: the same scope and messages, which mypy cannot see as one type.
+    import starlette.types
 
 log = logging.getLogger("agentlanes.mcp")
 PATH = "/mcp"
@@ -70,7 +75,7 @@ async def _send_jsonrpc_error(send: Send, message: str, status: int = 400) -> No
 
 async def _send_empty(send: Send, status: int) -> None:
     await send({"type": "http.response.start", "status": status, "headers": []})
-    await send({"type": "http.response.body", "body": b""})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -98,7 +103,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 def _replay(body: bytes, receive: Receive) -> Receive:
     sent = False
 
-    async def replay() -> Message:
+    async def replay() -> ReceiveMessage:
         nonlocal sent
         if not sent:
             sent = True
@@ -183,6 +188,7 @@ class McpEndpoint:
             )
             return
         self._sweep_local()
+        assert project.id is not None
         try:
             await self._serve(scope, receive, send, project.id)
         except _STORE_ERRORS as exc:
@@ -259,7 +265,11 @@ class McpEndpoint:
                         log.warning("MCP session %s not saved: %s", sid[:8], exc)
             await send(message)
 
-        await self.manager.handle_request(scope, receive, send_with_session)
+        await self.manager.handle_request(
+            cast("starlette.types.Scope", scope),
+            cast("starlette.types.Receive", receive),
+            cast("starlette.types.Send", send_with_session),
+        )
 
     async def _lanes_for(self, ctx: Any) -> Any:
         """The agent behind this tool call: its MCP session's record, on this process."""
@@ -316,10 +326,14 @@ def in_process_client(app: Litestar, api_key: str | None) -> Any:
     from agentlanes.api.edge import INTERNAL_SCOPE_KEY
     from agentlanes.client.aio import AsyncClient
 
-    async def internal(scope: Scope, receive: Receive, send: Send) -> None:
+    async def internal(
+        scope: starlette.types.Scope,
+        receive: starlette.types.Receive,
+        send: starlette.types.Send,
+    ) -> None:
         # The server calling itself: no browser is involved (api/edge.py lets it pass).
-        scope[INTERNAL_SCOPE_KEY] = True  # type: ignore[literal-required]
-        await app(scope, receive, send)
+        scope[INTERNAL_SCOPE_KEY] = True
+        await app(cast("Scope", scope), cast("Receive", receive), cast("Send", send))
 
     class _InProcess(AsyncClient):
         def _open_http(self) -> httpx.AsyncClient:

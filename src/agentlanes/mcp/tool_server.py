@@ -13,12 +13,32 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp_types import Icon, ToolAnnotations
 
 
 class LanesMCPServer(MCPServer[Any]):
     def add_tool(
-        self, fn: Callable[..., Any], *args: Any, description: str | None = None, **kwargs: Any
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        **later: Any,  # parameters a later 2.x SDK adds, passed on as given
     ) -> None:
         text = description if description is not None else fn.__doc__
         cleaned = inspect.cleandoc(text) if text else None
-        super().add_tool(fn, *args, description=cleaned, **kwargs)
+        super().add_tool(
+            fn,
+            name=name,
+            title=title,
+            description=cleaned,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            structured_output=structured_output,
+            **later,
+        )

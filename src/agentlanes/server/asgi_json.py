@@ -5,7 +5,7 @@ our errors there, ``{"error": {"code", "message"}}``, as the routes answer them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from litestar.types import Send
 
@@ -18,14 +18,23 @@ def json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
     return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
 
 
-async def send_json(send: Send, status: int, body: bytes | Any, *, prefix: str = "http") -> None:
+async def send_json(
+    send: Send,
+    status: int,
+    body: bytes | Any,
+    *,
+    prefix: Literal["http", "websocket.http"] = "http",
+) -> None:
     """Send ``body`` (bytes, or a value to encode) with ``status``; ``prefix`` is
     ``websocket.http`` for a WebSocket handshake's HTTP answer."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    await send(
-        {"type": f"{prefix}.response.start", "status": status, "headers": json_headers(data)}
-    )
-    await send({"type": f"{prefix}.response.body", "body": data, "more_body": False})
+    headers = json_headers(data)
+    if prefix == "http":
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": data, "more_body": False})
+    else:
+        await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": data, "more_body": False})
 
 
 async def send_error(send: Send, status: int, code: str, message: str) -> None:

@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
@@ -53,7 +53,8 @@ PAIRS_MAX = 64
 ITEM_SECONDS = 0.05
 YIELD_SECONDS = 0.02
 SUMMARY_SESSIONS = 10
-KINDS = (
+# What an item is about (an answer's ``kind``).
+Kind = Literal[
     "summary",
     "message",
     "overlap.began",
@@ -68,7 +69,7 @@ KINDS = (
     "consensus.vote_requested",
     "consensus.outcome",
     "project.mode",
-)
+]
 
 
 def cursor_of(offset: int, epoch: str) -> str:
@@ -186,10 +187,10 @@ async def answer(
 ) -> dict[str, Any]:
     epoch = project.epoch
     if cursor is None or not covered(current, cursor, epoch):
-        item = await summary(ctx, project, current, mine)
+        first = await summary(ctx, project, current, mine)
         return {
-            "items": [item],
-            "cursor": item["cursor"],
+            "items": [first],
+            "cursor": first["cursor"],
             "more": False,
             "recovered": cursor is None,
             "epoch": epoch,
@@ -465,7 +466,7 @@ def _overlap_ended(
     if before is None or data["session_id"] == mine.id or before.agent_name == mine.agent_name:
         return None
     how = {"timed_out": "timed out", "superseded": "checked in again"}.get(
-        data.get("status"), "checked out"
+        data.get("status", ""), "checked out"
     )
     ended, complete = _pairs(mine.declared_files, before.declared_files, deadline)
     refs = {"session_id": data["session_id"], "agent_name": before.agent_name}

@@ -75,10 +75,10 @@ async def check_conflicts(
         own_id = ctx.known_token(project.id, token_hash)
         if own_id is None:
             async with ctx.db.read_conn() as conn:
-                own = await queries.session_state(conn, project.id, token_hash)
-            if own is None:
+                row = await queries.session_state(conn, project.id, token_hash)
+            if row is None:
                 raise SessionNotFound("no session with this token in this project")
-            own_id = own.id
+            own_id = row.id
     current, live = await live_sessions(ctx, project.id, utcnow())
     own = current.sessions.get(own_id) if own_id else None
     mine = (

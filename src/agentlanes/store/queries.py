@@ -50,7 +50,9 @@ _SESSION_STATE = select(_sessions.c.id, _sessions.c.status, _sessions.c.expires_
 )
 
 
-async def session_state(conn: AsyncConnection, project_id: int, token_hash: str) -> Row[Any] | None:
+async def session_state(
+    conn: AsyncConnection, project_id: int, token_hash: str
+) -> Row[str, str, datetime] | None:
     """``(id, status, expires_at)`` of the session with this token in this project."""
     result = await conn.execute(
         _SESSION_STATE, {"token_hash": token_hash, "project_id": project_id}

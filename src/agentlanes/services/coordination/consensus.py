@@ -265,8 +265,11 @@ async def list_requests(
         conditions += [ConsensusRequest.status == "pending", col(ConsensusRequest.expires_at) > now]
     elif status == "expired":
         conditions.append(
-            (ConsensusRequest.status == "expired")
-            | ((ConsensusRequest.status == "pending") & (col(ConsensusRequest.expires_at) <= now))
+            (col(ConsensusRequest.status) == "expired")
+            | (
+                (col(ConsensusRequest.status) == "pending")
+                & (col(ConsensusRequest.expires_at) <= now)
+            )
         )
     elif status is not None:
         conditions.append(ConsensusRequest.status == status)

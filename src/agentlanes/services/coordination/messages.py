@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, or_, text
+from sqlalchemy import and_, func, or_
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
@@ -18,6 +18,7 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.services.paging import FIRST_PAGE, Page, PageRequest
 from agentlanes.services.session_auth import active_session
 from agentlanes.settings import LIMITS
+from agentlanes.store import queries
 from agentlanes.store.coordination import Message, MessageReceipt
 from agentlanes.store.models import Project
 
@@ -79,11 +80,9 @@ async def send(
         session = await active_session(tx.db, project, token, within_ttl=True)
         # The number is the offset of the message.created event written below: under
         # the project lock nothing else takes it meanwhile.
-        last = await tx.db.exec(
-            text("SELECT last_offset FROM projects WHERE id = :id"), params={"id": project.id}
-        )
+        last = await queries.last_offset_of(await tx.db.connection(), project.id)
         message = Message(
-            number=int(last.scalar_one()) + 1,
+            number=last + 1,
             project_id=project.id,
             sender=session.agent_name,
             sender_session_id=session.id,
@@ -104,10 +103,10 @@ async def send(
 def _inbox_condition(project_id: int, agent: str) -> Any:
     """Messages to the agent, and broadcasts from anyone else."""
     return and_(
-        Message.project_id == project_id,
+        col(Message.project_id) == project_id,
         or_(
-            Message.recipient == agent,
-            and_(Message.recipient == BROADCAST, Message.sender != agent),
+            col(Message.recipient) == agent,
+            and_(col(Message.recipient) == BROADCAST, col(Message.sender) != agent),
         ),
     )
 
@@ -141,8 +140,8 @@ async def inbox(
         if after_id is not None:
             conditions.append(col(Message.number) > after_id)
         join_on = and_(
-            MessageReceipt.message_id == Message.id,
-            MessageReceipt.agent_name == agent,
+            col(MessageReceipt.message_id) == Message.id,
+            col(MessageReceipt.agent_name) == agent,
         )
         if unread:
             conditions.append(col(MessageReceipt.read_at).is_(None))
@@ -234,8 +233,8 @@ async def unread_count(ctx: ServiceContext, project: Project, agent: str) -> int
     """How many messages to ``agent`` (broadcasts included) it has not read."""
     assert project.id is not None
     join_on = and_(
-        MessageReceipt.message_id == Message.id,
-        MessageReceipt.agent_name == agent,
+        col(MessageReceipt.message_id) == Message.id,
+        col(MessageReceipt.agent_name) == agent,
     )
     async with ctx.db.read() as db:
         count = (
@@ -270,7 +269,10 @@ async def mark_delivered(
                 )
             )
         ).all()
-        numbers = {int(row_id): int(number) for row_id, number in rows}
+        numbers: dict[int, int] = {}
+        for row_id, number in rows:
+            assert row_id is not None  # a stored row's id
+            numbers[int(row_id)] = int(number)
         mine = set(numbers)
         receipts = {
             r.message_id: r

@@ -6,7 +6,7 @@ paths of the task it works on). The ready list is these rules over every pending
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.to_thread
 from sqlmodel import col, select
@@ -20,7 +20,7 @@ from agentlanes.services.coordination.task_views import task_view
 from agentlanes.services.session_auth import active_session
 from agentlanes.services.sessions import live_sessions
 from agentlanes.store.coordination import Checkpoint, Task
-from agentlanes.store.models import AgentSession, Project
+from agentlanes.store.models import Project
 
 
 async def task_statuses(db: AsyncSession, ids: Sequence[str]) -> dict[str, str]:
@@ -45,9 +45,20 @@ async def project_gates(db: AsyncSession, project_id: int) -> dict[str, list[Che
     return gates_by_task((await db.exec(stmt)).all())
 
 
-def claims_detector(
-    live: Iterable[AgentSession], task_paths: dict[str, list[str]]
-) -> ConflictDetector:
+class Claimant(Protocol):
+    """What the detector reads of a live session: its row or the projection's view of it."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def agent_name(self) -> str: ...
+
+    @property
+    def declared_files(self) -> list[str]: ...
+
+
+def claims_detector(live: Iterable[Claimant], task_paths: dict[str, list[str]]) -> ConflictDetector:
     """A detector over what each live session claims: its declared files and the paths of
     the task it works on (``task_paths``: session id -> paths)."""
     detector = ConflictDetector()
@@ -69,7 +80,7 @@ async def blockers(db: AsyncSession, project_id: int, task: Task) -> dict[str, l
 
 
 def _ready(
-    live: Iterable[AgentSession],
+    live: Iterable[Claimant],
     task_paths: dict[str, list[str]],
     pending: Iterable[Any],
     statuses: dict[str, str],
