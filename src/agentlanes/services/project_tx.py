@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import text
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.clock import iso, utcnow
+from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Event
 
 
@@ -39,13 +39,7 @@ class ProjectTx:
             offset = self._offset = self._offset + 1
         else:
             await self.settle()
-            result = await self.db.exec(
-                text(
-                    "UPDATE projects SET last_offset = last_offset + 1 WHERE id = :id "
-                    "RETURNING last_offset"
-                ),
-                params={"id": self.project_id},
-            )
+            result = await self.db.exec(queries.NEXT_OFFSET, params={"project_id": self.project_id})
             offset = self._offset = self._written = int(result.scalar_one())
         now = utcnow()
         self.db.add(Event(project_id=self.project_id, offset=offset, type=type_, ts=now, data=data))
@@ -57,8 +51,7 @@ class ProjectTx:
         """Write the last offset handed out to the project's row (with local_offsets)."""
         if self._offset is not None and self._offset != self._written:
             await self.db.exec(
-                text("UPDATE projects SET last_offset = :offset WHERE id = :id"),
-                params={"offset": self._offset, "id": self.project_id},
+                queries.SET_OFFSET, params={"offset": self._offset, "project_id": self.project_id}
             )
             self._written = self._offset
 

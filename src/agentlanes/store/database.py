@@ -21,6 +21,7 @@ from sqlmodel import SQLModel
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.store import coordination, models  # noqa: F401  (registers the tables)
+from agentlanes.store.queries import LOCK_PROJECT
 
 SCHEMA_LOCK_KEY = 0x61676C6E  # advisory lock id while creating tables on PostgreSQL
 
@@ -125,8 +126,6 @@ class Database:
         project does not exist (deleted)."""
         # On SQLite BEGIN IMMEDIATE already holds the database's write lock; the read
         # makes sure the transaction began.
-        lock = "" if self.is_sqlite else " FOR UPDATE"
-        found = await session.exec(
-            text(f"SELECT id FROM projects WHERE id = :id{lock}"), params={"id": project_id}
-        )
+        stmt = LOCK_PROJECT if self.is_sqlite else LOCK_PROJECT.with_for_update()
+        found = await session.exec(stmt, params={"project_id": project_id})
         return found.first() is not None

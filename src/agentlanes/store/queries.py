@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, bindparam, func
+from sqlalchemy import Row, bindparam, func, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -62,6 +62,21 @@ async def session_state(
 
 _projects = Project.__table__  # type: ignore[attr-defined]
 _LAST_OFFSET = select(_projects.c.last_offset).where(_projects.c.id == bindparam("project_id"))
+
+
+# The project's row in a write transaction: its lock, its next offset, its offset set.
+LOCK_PROJECT = select(_projects.c.id).where(_projects.c.id == bindparam("project_id"))
+NEXT_OFFSET = (
+    update(_projects)
+    .where(_projects.c.id == bindparam("project_id"))
+    .values(last_offset=_projects.c.last_offset + 1)
+    .returning(_projects.c.last_offset)
+)
+SET_OFFSET = (
+    update(_projects)
+    .where(_projects.c.id == bindparam("project_id"))
+    .values(last_offset=bindparam("offset"))
+)
 
 
 async def last_offset_of(conn: AsyncConnection, project_id: int) -> int:
