@@ -17,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -39,6 +39,8 @@ from agentlanes.services.liveness import Liveness
 from agentlanes.services.views import session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
+
+T = TypeVar("T")
 
 # Events read per round trip while catching up.
 PAGE = 1000
@@ -347,24 +349,29 @@ class LiveProject:
         refusals."""
         if not (live or also is not None) or not (patterns or paths or declared_area):
             return []
+        return await self.in_thread(
+            lambda: self.find(
+                live,
+                declared_area=declared_area,
+                patterns=patterns,
+                paths=paths,
+                exclude_session_id=exclude_session_id,
+                exclude_agent_name=exclude_agent_name,
+                deadline=work_clock() + budget,
+                max_files=max_files,
+                edits=edits,
+                margin=margin,
+                also=also,
+            )
+        )
+
+    async def in_thread(self, work: Callable[[], T]) -> T:
+        """Run ``work``, which reads the detector (:meth:`find`), in a worker thread;
+        changes to the index wait until it ends. Such work of one project takes turns."""
         async with self._search_lock:
             self._deferred = []
             try:
-                return await anyio.to_thread.run_sync(
-                    lambda: self.find(
-                        live,
-                        declared_area=declared_area,
-                        patterns=patterns,
-                        paths=paths,
-                        exclude_session_id=exclude_session_id,
-                        exclude_agent_name=exclude_agent_name,
-                        deadline=work_clock() + budget,
-                        max_files=max_files,
-                        edits=edits,
-                        margin=margin,
-                        also=also,
-                    )
-                )
+                return await anyio.to_thread.run_sync(work)
             finally:
                 deferred, self._deferred = self._deferred, None
                 for add, what in deferred:

@@ -9,15 +9,14 @@ from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
-from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong
+from agentlanes.domain.conflicts import Conflict, SearchTooLong
 from agentlanes.domain.edits import LINES
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
-from agentlanes.services import line_claims, names, validation
-from agentlanes.services.checkin_batch import CheckinBatch
+from agentlanes.services import line_claims, validation
+from agentlanes.services.checkin_decisions import Admitted, Wanted, decide, too_long
 from agentlanes.services.claim_age import claim_times, earlier_claims
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
-from agentlanes.services.project_tx import ProjectTx
 from agentlanes.services.projection import LiveProject, LiveSession
 from agentlanes.services.session_auth import active_session, check_token
 from agentlanes.services.views import (
@@ -51,33 +50,6 @@ class StatusInput:
     sent: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
-class Wanted:
-    """A check-in, checked, waiting for its batch."""
-
-    project: Project
-    name: str | None
-    area: str | None
-    files: list[str]
-    meta: dict[str, Any]
-    spent: float  # seconds checking its patterns took (counted in its search budget)
-
-
-@dataclass(frozen=True)
-class Admitted:
-    """What its batch decided: the session written, with its token unless refused."""
-
-    session: AgentSession
-    token: str | None
-    bounded: dict[str, Any]
-    certain: int
-    previous: list[str]  # the agent's sessions it superseded
-
-
-def new_session_id() -> str:
-    return names.new_id("ses")
-
-
 def _ttl(project: Project) -> timedelta:
     return timedelta(seconds=project.heartbeat_ttl_seconds)
 
@@ -99,7 +71,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     meta = validation.check_meta(data.meta)
     assert project.id is not None
     wanted = Wanted(project, name, area, files, meta, spent)
-    admitted: Admitted = await ctx.checkins.submit(project.id, wanted, lambda b: _decide(ctx, b))
+    admitted: Admitted = await ctx.checkins.submit(project.id, wanted, lambda b: decide(ctx, b))
     if admitted.previous:
         await ctx.liveness.forget(admitted.previous)
     session = admitted.session
@@ -129,147 +101,6 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     }
 
 
-async def _decide(ctx: ServiceContext, batch: CheckinBatch[Wanted, Admitted]) -> None:
-    """Decide and write a batch of check-ins of one project, in order, in its transaction:
-    each against the live sessions and the ones admitted before it in the batch (they are
-    not in the projection until the batch commits: ``also``)."""
-    tx = batch.tx
-    current = await ctx.projections.current(tx.db, tx.project_id)
-    live = await current.live(ctx.liveness, utcnow())
-    also = ConflictDetector()
-    mine: dict[str, AgentSession] = {}  # admitted in this batch, by agent name
-    named: dict[str, list[str]] = {}  # the live sessions' ids, by agent name
-    for s in live:
-        named.setdefault(s.agent_name, []).append(s.id)
-    for item in batch.waiting():
-        try:
-            item.done(await _admit(ctx, tx, current, live, named, also, mine, item.wanted))
-        except InvalidInput as exc:  # refused before writing anything (a search too long)
-            item.failed(exc)
-
-
-async def _admit(
-    ctx: ServiceContext,
-    tx: ProjectTx,
-    current: LiveProject,
-    live: list[LiveSession],
-    named: dict[str, list[str]],
-    also: ConflictDetector,
-    mine: dict[str, AgentSession],
-    wanted: Wanted,
-) -> Admitted:
-    """One check-in of a batch: judged, then written (``live``, ``named``, ``also`` and
-    ``mine`` follow what it changed, for the ones after it)."""
-    project, name, area, files = wanted.project, wanted.name, wanted.area, wanted.files
-    now = utcnow()
-    if name is None:
-        name = names.generated_agent_name(named.keys() | mine.keys())
-    previous = named.get(name, [])
-    found = await search(
-        ctx,
-        current,
-        live,
-        "declared_files",
-        spent=wanted.spent,
-        declared_area=area,
-        patterns=files,
-        exclude_agent_name=name,
-        margin=project.line_margin,
-        also=also,
-    )
-    bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
-    conflicts = bounded["conflicts"]
-    certain = sum(c.certain for c in found)
-    session = AgentSession(
-        id=new_session_id(),
-        project_id=tx.project_id,
-        agent_name=name,
-        declared_area=area,
-        declared_files=files,
-        meta=wanted.meta,
-        status="active",
-        started_at=now,
-        last_heartbeat_at=now,
-        expires_at=now + _ttl(project),
-        claimed_at=claim_times(None, [], files, now, now),
-        # Every field given: SQLModel works out a missing default for each instance
-        # (a third of a check-in's time in a burst).
-        token_hash=None,
-        outcome_status=None,
-        status_text=None,
-        work_summary=None,
-        files_touched=[],
-        edits={},
-        ended_at=None,
-    )
-    # Block mode refuses on certain overlaps and shared areas only (SPEC);
-    # overlaps that hold only if a path is a directory are reported, never block.
-    # With block_on = lines, only those where the other side has edits (a new session
-    # has none yet).
-    blocked = project.conflict_mode == "block" and any(
-        c.certain and line_claims.refuses(c, project.block_on) for c in found
-    )
-    token = None
-    if blocked:
-        session.status = "blocked"
-        session.outcome_status = "blocked"
-        session.ended_at = now
-        tx.db.add(session)
-        previous = []
-    else:
-        token = tokens.new_session_token()
-        session.token_hash = tokens.hash_secret(token)
-        earlier = mine.pop(name, None)
-        if previous or earlier is not None:
-            await _supersede(tx, previous, earlier, session, now)
-            if earlier is not None:
-                also.remove(earlier.id)
-            if named.pop(name, None):
-                live[:] = [s for s in live if s.agent_name != name]
-        tx.db.add(session)
-        mine[name] = session
-        also.add(
-            Scope(session_id=session.id, agent_name=name, declared_area=area, patterns=tuple(files))
-        )
-        view = session_view(session)
-        await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(found)})
-    if conflicts:
-        await tx.emit(
-            "agent.conflict",
-            conflict_event(
-                session_id=session.id,
-                agent_name=name,
-                declared_area=area,
-                declared_files=files,
-                blocked=blocked,
-                conflicts=conflicts,
-                max_conflicts=ctx.settings.event_max_conflicts,
-                total=len(found),
-            ),
-        )
-    return Admitted(session, token, bounded, certain, previous)
-
-
-async def _supersede(
-    tx: ProjectTx,
-    previous: list[str],
-    earlier: AgentSession | None,
-    session: AgentSession,
-    now: datetime,
-) -> None:
-    """End the agent's earlier sessions: live ones, and one checked in earlier in this
-    batch. What ends with them may read the project's row: its offset is written first."""
-    olds = [await tx.db.get(AgentSession, old_id) for old_id in previous]
-    if earlier is not None:
-        olds.append(earlier)
-    await tx.settle()
-    tx.local_offsets = False
-    for old in olds:
-        if old is not None and old.status == "active":
-            await end_session(tx, old, "superseded", extra={"superseded_by": session.id}, now=now)
-    tx.local_offsets = True
-
-
 async def search(
     ctx: ServiceContext,
     current: LiveProject,
@@ -295,11 +126,7 @@ async def search(
             **scope,
         )
     except SearchTooLong:
-        raise InvalidInput(
-            field,
-            f"deciding these against the {len(live)} live session(s) takes longer than "
-            f"conflict_search_seconds ({budget:g} s): send fewer or narrower patterns",
-        ) from None
+        raise too_long(field, len(live), budget) from None
 
 
 async def live_sessions(

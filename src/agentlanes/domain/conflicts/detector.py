@@ -248,8 +248,11 @@ class ConflictDetector:
         conflicts: list[Conflict] = []
         add = conflicts.append
         if max_files is not None:
+            # Per overlapping live pattern: whether some overlap with it is certain (only
+            # those: a pass over every live pattern would cost each search the swarm).
+            sure_of = {ids[theirs]: any(map(_is_certain, t)) for theirs, t in hits.items()}
             return self._bounded_rows(
-                rows, by_id, area_sids, exclude_session_id, deadline, max_files
+                rows, by_id, sure_of, area_sids, exclude_session_id, deadline, max_files
             )
         for sid, name, area, pids in rows:
             # A few short tuples each: summing them beats chaining (measured).
@@ -264,6 +267,7 @@ class ConflictDetector:
     def _bounded_rows(
         rows: Iterable[_Row],
         by_id: list[tuple[FileOverlap, ...]],
+        sure_of: dict[int, bool],
         area_sids: dict[str, None],
         exclude_session_id: str | None,
         deadline: float | None,
@@ -272,8 +276,6 @@ class ConflictDetector:
         """The conflicts of ``rows``, each with at most ``max_files`` overlaps (certain
         ones first): the work per session follows its own patterns and ``max_files``,
         never the product of its patterns and mine."""
-        # Per live pattern: whether some overlap with it is certain.
-        sure_of = [any(map(_is_certain, t)) for t in by_id]
         conflicts: list[Conflict] = []
         for n, (sid, name, area, pids) in enumerate(rows):
             if deadline is not None and not n % 64 and work_clock() > deadline:

@@ -1,0 +1,231 @@
+"""Deciding a batch of check-ins of one project (services/checkin_batch.py runs it, in the
+project's transaction): first every check-in is judged, in arrival order, in one worker
+thread (the conflict searches: each against the live sessions and the ones admitted
+before it in the batch, which are not in the projection until the batch commits); then
+each is written, in the same order, with its events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from agentlanes import tokens
+from agentlanes.clock import utcnow
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong, work_clock
+from agentlanes.errors import InvalidInput
+from agentlanes.services import line_claims, names
+from agentlanes.services.checkin_batch import CheckinBatch
+from agentlanes.services.claim_age import claim_times
+from agentlanes.services.context import ServiceContext
+from agentlanes.services.lifecycle import end_session
+from agentlanes.services.project_tx import ProjectTx
+from agentlanes.services.projection import LiveProject, LiveSession
+from agentlanes.services.views import bounded_conflicts, conflict_event, session_view
+from agentlanes.settings import Settings
+from agentlanes.store.models import AgentSession, Project
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """A check-in, checked, waiting for its batch."""
+
+    project: Project
+    name: str | None
+    area: str | None
+    files: list[str]
+    meta: dict[str, Any]
+    spent: float  # seconds checking its patterns took (counted in its search budget)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """What its batch decided: the session written, with its token unless refused."""
+
+    session: AgentSession
+    token: str | None
+    bounded: dict[str, Any]
+    certain: int
+    previous: list[str]  # the agent's sessions it superseded
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A check-in judged, not yet written."""
+
+    session_id: str
+    name: str
+    found: list[Conflict]
+    blocked: bool
+    previous: list[str]  # its agent's live sessions it supersedes
+    earlier: str | None  # its agent's session admitted earlier in this batch, superseded
+
+
+def new_session_id() -> str:
+    return names.new_id("ses")
+
+
+def too_long(field: str, live: int, budget: float) -> InvalidInput:
+    """The 400 of a search that ran out of ``conflict_search_seconds`` (SPEC "One agent
+    cannot hurt another": the work one request may cause is bounded)."""
+    return InvalidInput(
+        field,
+        f"deciding these against the {live} live session(s) takes longer than "
+        f"conflict_search_seconds ({budget:g} s): send fewer or narrower patterns",
+    )
+
+
+async def decide(ctx: ServiceContext, batch: CheckinBatch[Wanted, Admitted]) -> None:
+    """Judge the batch's check-ins in one worker thread, then write them, in order."""
+    tx = batch.tx
+    current = await ctx.projections.current(tx.db, tx.project_id)
+    live = await current.live(ctx.liveness, utcnow())
+    items = list(batch.waiting())
+    judge = _Judge(ctx.settings, current, live)
+    judged = await current.in_thread(lambda: [judge(item.wanted) for item in items])
+    written: dict[str, AgentSession] = {}  # this batch's sessions, by id
+    for item, verdict in zip(items, judged, strict=True):
+        if isinstance(verdict, InvalidInput):  # refused before anything was written
+            item.failed(verdict)
+        else:
+            item.done(await _write(ctx, tx, item.wanted, verdict, written))
+
+
+class _Judge:
+    """Judges one check-in after the other against the live sessions and the ones it
+    admitted before (on the worker thread: reads the projection's detector, never the
+    database)."""
+
+    def __init__(self, settings: Settings, current: LiveProject, live: list[LiveSession]) -> None:
+        self.settings = settings
+        self.current = current
+        self.live = live
+        self.also = ConflictDetector()  # the sessions this batch admitted
+        self.named: dict[str, list[str]] = {}  # the live sessions' ids, by agent name
+        for s in live:
+            self.named.setdefault(s.agent_name, []).append(s.id)
+        self.mine: dict[str, str] = {}  # this batch's session ids, by agent name
+
+    def __call__(self, wanted: Wanted) -> Judged | InvalidInput:
+        project, area, files = wanted.project, wanted.area, wanted.files
+        name = wanted.name or names.generated_agent_name(self.named.keys() | self.mine.keys())
+        budget = self.settings.conflict_search_seconds
+        found: list[Conflict] = []
+        if files or area:
+            try:
+                found = self.current.find(
+                    self.live,
+                    declared_area=area,
+                    patterns=files,
+                    exclude_agent_name=name,
+                    deadline=work_clock() + max(budget - wanted.spent, 0.0),
+                    max_files=self.settings.answer_max_files,
+                    margin=project.line_margin,
+                    also=self.also,
+                )
+            except SearchTooLong:
+                return too_long("declared_files", len(self.live), budget)
+        # Block mode refuses on certain overlaps and shared areas only (SPEC); overlaps
+        # that hold only if a path is a directory are reported, never block. With
+        # block_on = lines, only those where the other side has edits (a new session has
+        # none yet).
+        blocked = project.conflict_mode == "block" and any(
+            c.certain and line_claims.refuses(c, project.block_on) for c in found
+        )
+        session_id = new_session_id()
+        if blocked:
+            return Judged(session_id, name, found, True, [], None)
+        previous = self.named.pop(name, [])
+        if previous:
+            self.live[:] = [s for s in self.live if s.agent_name != name]
+        earlier = self.mine.pop(name, None)
+        if earlier is not None:
+            self.also.remove(earlier)
+        self.mine[name] = session_id
+        self.also.add(
+            Scope(session_id=session_id, agent_name=name, declared_area=area, patterns=tuple(files))
+        )
+        return Judged(session_id, name, found, False, previous, earlier)
+
+
+async def _write(
+    ctx: ServiceContext,
+    tx: ProjectTx,
+    wanted: Wanted,
+    judged: Judged,
+    written: dict[str, AgentSession],
+) -> Admitted:
+    """Write one judged check-in and its events."""
+    project, area, files, name = wanted.project, wanted.area, wanted.files, judged.name
+    found = judged.found
+    now = utcnow()
+    session = AgentSession(
+        id=judged.session_id,
+        project_id=tx.project_id,
+        agent_name=name,
+        declared_area=area,
+        declared_files=files,
+        meta=wanted.meta,
+        status="active",
+        started_at=now,
+        last_heartbeat_at=now,
+        expires_at=now + timedelta(seconds=project.heartbeat_ttl_seconds),
+        claimed_at=claim_times(None, [], files, now, now),
+        # Every field given: SQLModel works out a missing default for each instance
+        # (a third of a check-in's time in a burst).
+        token_hash=None,
+        outcome_status=None,
+        status_text=None,
+        work_summary=None,
+        files_touched=[],
+        edits={},
+        ended_at=None,
+    )
+    token = None
+    if judged.blocked:
+        session.status = "blocked"
+        session.outcome_status = "blocked"
+        session.ended_at = now
+        tx.db.add(session)
+    else:
+        token = tokens.new_session_token()
+        session.token_hash = tokens.hash_secret(token)
+        if judged.previous or judged.earlier:
+            await _supersede(tx, judged, written, session)
+        tx.db.add(session)
+        written[session.id] = session
+        view = session_view(session)
+        await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(found)})
+    bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
+    if bounded["conflicts"]:
+        await tx.emit(
+            "agent.conflict",
+            conflict_event(
+                session_id=session.id,
+                agent_name=name,
+                declared_area=area,
+                declared_files=files,
+                blocked=judged.blocked,
+                conflicts=bounded["conflicts"],
+                max_conflicts=ctx.settings.event_max_conflicts,
+                total=len(found),
+            ),
+        )
+    return Admitted(session, token, bounded, sum(c.certain for c in found), judged.previous)
+
+
+async def _supersede(
+    tx: ProjectTx, judged: Judged, written: dict[str, AgentSession], session: AgentSession
+) -> None:
+    """End the agent's earlier sessions: live ones, and one checked in earlier in this
+    batch. What ends with them may read the project's row: its offset is written first."""
+    olds = [await tx.db.get(AgentSession, old_id) for old_id in judged.previous]
+    if judged.earlier is not None:
+        olds.append(written.get(judged.earlier))
+    await tx.settle()
+    tx.local_offsets = False
+    for old in olds:
+        if old is not None and old.status == "active":
+            extra = {"superseded_by": session.id}
+            await end_session(tx, old, "superseded", extra=extra, now=session.started_at)
+    tx.local_offsets = True
