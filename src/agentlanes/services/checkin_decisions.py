@@ -7,7 +7,7 @@ each is written, in the same order, with its events."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from agentlanes import tokens
@@ -23,6 +23,7 @@ from agentlanes.services.project_tx import ProjectTx
 from agentlanes.services.projection import LiveProject, LiveSession
 from agentlanes.services.views import bounded_conflicts, conflict_event, session_view
 from agentlanes.settings import Settings
+from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
 
@@ -42,8 +43,9 @@ class Wanted:
 class Admitted:
     """What its batch decided: the session written, with its token unless refused."""
 
-    session: AgentSession
+    session: LiveSession
     token: str | None
+    token_hash: str | None
     bounded: dict[str, Any]
     certain: int
     previous: list[str]  # the agent's sessions it superseded
@@ -83,12 +85,11 @@ async def decide(ctx: ServiceContext, batch: CheckinBatch[Wanted, Admitted]) -> 
     items = list(batch.waiting())
     judge = _Judge(ctx.settings, current, live)
     judged = await current.in_thread(lambda: [judge(item.wanted) for item in items])
-    written: dict[str, AgentSession] = {}  # this batch's sessions, by id
     for item, verdict in zip(items, judged, strict=True):
         if isinstance(verdict, InvalidInput):  # refused before anything was written
             item.failed(verdict)
         else:
-            item.done(await _write(ctx, tx, item.wanted, verdict, written))
+            item.done(await _write(ctx, tx, item.wanted, verdict))
 
 
 class _Judge:
@@ -148,52 +149,53 @@ class _Judge:
         return Judged(session_id, name, found, False, previous, earlier)
 
 
-async def _write(
-    ctx: ServiceContext,
-    tx: ProjectTx,
-    wanted: Wanted,
-    judged: Judged,
-    written: dict[str, AgentSession],
-) -> Admitted:
-    """Write one judged check-in and its events."""
+async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Judged) -> Admitted:
+    """Write one judged check-in and its events (the rows go in with the batch's others,
+    many per statement, when the transaction settles)."""
     project, area, files, name = wanted.project, wanted.area, wanted.files, judged.name
     found = judged.found
     now = utcnow()
-    session = AgentSession(
+    session = LiveSession(
         id=judged.session_id,
-        project_id=tx.project_id,
         agent_name=name,
         declared_area=area,
         declared_files=files,
+        status_text=None,
         meta=wanted.meta,
-        status="active",
         started_at=now,
         last_heartbeat_at=now,
         expires_at=now + timedelta(seconds=project.heartbeat_ttl_seconds),
-        claimed_at=claim_times(None, [], files, now, now),
-        # Every field given: SQLModel works out a missing default for each instance
-        # (a third of a check-in's time in a burst).
-        token_hash=None,
-        outcome_status=None,
-        status_text=None,
-        work_summary=None,
-        files_touched=[],
-        edits={},
-        ended_at=None,
     )
-    token = None
+    row: dict[str, Any] = {
+        "id": session.id,
+        "project_id": tx.project_id,
+        "agent_name": name,
+        "declared_area": area,
+        "declared_files": files,
+        "meta": wanted.meta,
+        "status": "active",
+        "outcome_status": None,
+        "status_text": None,
+        "work_summary": None,
+        "files_touched": [],
+        "claimed_at": claim_times(None, [], files, now, now),
+        "edits": {},
+        "started_at": now,
+        "last_heartbeat_at": now,
+        "expires_at": session.expires_at,
+        "ended_at": None,
+        "token_hash": None,
+    }
+    token = token_hash = None
     if judged.blocked:
-        session.status = "blocked"
-        session.outcome_status = "blocked"
-        session.ended_at = now
-        tx.db.add(session)
+        row.update(status="blocked", outcome_status="blocked", ended_at=now)
+        tx.insert_later(queries.INSERT_SESSIONS, row)
     else:
         token = tokens.new_session_token()
-        session.token_hash = tokens.hash_secret(token)
+        token_hash = row["token_hash"] = tokens.hash_secret(token)
         if judged.previous or judged.earlier:
-            await _supersede(tx, judged, written, session)
-        tx.db.add(session)
-        written[session.id] = session
+            await _supersede(tx, judged, session.id, now)
+        tx.insert_later(queries.INSERT_SESSIONS, row)
         view = session_view(session)
         await tx.emit("agent.checkin", {"session": view, "conflicts_total": len(found)})
     bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
@@ -211,21 +213,21 @@ async def _write(
                 total=len(found),
             ),
         )
-    return Admitted(session, token, bounded, sum(c.certain for c in found), judged.previous)
+    certain = sum(c.certain for c in found)
+    return Admitted(session, token, token_hash, bounded, certain, judged.previous)
 
 
-async def _supersede(
-    tx: ProjectTx, judged: Judged, written: dict[str, AgentSession], session: AgentSession
-) -> None:
+async def _supersede(tx: ProjectTx, judged: Judged, session_id: str, now: datetime) -> None:
     """End the agent's earlier sessions: live ones, and one checked in earlier in this
-    batch. What ends with them may read the project's row: its offset is written first."""
-    olds = [await tx.db.get(AgentSession, old_id) for old_id in judged.previous]
-    if judged.earlier is not None:
-        olds.append(written.get(judged.earlier))
+    batch. The rows kept back are written first (the earlier one among them), and the
+    project's offset: what ends with a session may read it."""
     await tx.settle()
+    earlier = [judged.earlier] if judged.earlier else []
+    olds = [await tx.db.get(AgentSession, old_id) for old_id in judged.previous + earlier]
     tx.local_offsets = False
     for old in olds:
         if old is not None and old.status == "active":
-            extra = {"superseded_by": session.id}
-            await end_session(tx, old, "superseded", extra=extra, now=session.started_at)
+            extra = {"superseded_by": session_id}
+            await end_session(tx, old, "superseded", extra=extra, now=now)
+    await tx.settle()
     tx.local_offsets = True

@@ -32,6 +32,8 @@ class ProjectTx:
     local_offsets: bool = False
     _offset: int | None = None  # the last offset handed out
     _written: int | None = None  # the last offset the project's row holds
+    # With local_offsets, rows inserted by settle(), many per statement: statement -> rows.
+    _later: dict[Any, list[dict[str, Any]]] = field(default_factory=dict)
 
     async def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
         """Write an event row with the project's next offset, in this transaction."""
@@ -42,13 +44,27 @@ class ProjectTx:
             result = await self.db.exec(queries.NEXT_OFFSET, params={"project_id": self.project_id})
             offset = self._offset = self._written = int(result.scalar_one())
         now = utcnow()
-        self.db.add(Event(project_id=self.project_id, offset=offset, type=type_, ts=now, data=data))
+        if self.local_offsets:
+            row = {"project_id": self.project_id, "event_offset": offset, "type": type_}
+            self.insert_later(queries.INSERT_EVENTS, {**row, "ts": now, "data": data})
+        else:
+            event = Event(project_id=self.project_id, offset=offset, type=type_, ts=now, data=data)
+            self.db.add(event)
         frame = {"offset": offset, "type": type_, "ts": iso(now), "data": data}
         self.events.append(frame)
         return frame
 
+    def insert_later(self, statement: Any, row: dict[str, Any]) -> None:
+        """A row for ``statement`` (an INSERT), written by settle() with the others."""
+        self._later.setdefault(statement, []).append(row)
+
     async def settle(self) -> None:
-        """Write the last offset handed out to the project's row (with local_offsets)."""
+        """Write what local_offsets kept back: the rows for insert_later(), each
+        statement's in one round trip, and the last offset handed out to the project's
+        row."""
+        later, self._later = self._later, {}
+        for statement, rows in later.items():
+            await self.db.exec(statement, params=rows)
         if self._offset is not None and self._offset != self._written:
             await self.db.exec(
                 queries.SET_OFFSET, params={"offset": self._offset, "project_id": self.project_id}

@@ -83,8 +83,8 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
             session_id=session.id,
             **admitted.bounded,
         )
-    assert session.token_hash is not None
-    ctx.remember_token(project.id, session.token_hash, session.id)
+    assert admitted.token_hash is not None
+    ctx.remember_token(project.id, admitted.token_hash, session.id)
     return {
         "session_id": session.id,
         "session_token": admitted.token,

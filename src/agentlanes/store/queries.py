@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, bindparam, func, update
+from sqlalchemy import Row, bindparam, func, insert, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
@@ -72,6 +72,9 @@ NEXT_OFFSET = (
     .values(last_offset=_projects.c.last_offset + 1)
     .returning(_projects.c.last_offset)
 )
+# Rows written many at a time (a batch of check-ins: services/project_tx.py).
+INSERT_SESSIONS = insert(_sessions)
+INSERT_EVENTS = insert(Event.__table__)  # type: ignore[attr-defined]
 SET_OFFSET = (
     update(_projects)
     .where(_projects.c.id == bindparam("project_id"))
