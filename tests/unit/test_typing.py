@@ -1,5 +1,6 @@
 """The client is typed for its users: mypy, run on a user's code as on any installed
-package (PEP 561: only with ``py.typed``), flags wrong arguments and a missing ``await``.
+package (PEP 561: only with ``py.typed``), flags wrong arguments and a missing ``await``
+(on the session calls and on the coordination groups).
 
 mypy runs once for the module, in a subprocess, on two files of user code: one that
 misuses the client and one that uses it right. The package is found on ``PYTHONPATH``,
@@ -38,6 +39,12 @@ async def async_use(lanes: AsyncClient) -> None:
 
 def wrong_transport() -> None:
     AsyncClient("http://lanes.test", "key", transport=httpx.HTTPTransport())  # line 16
+
+
+async def coordination_use(lanes: AsyncClient) -> None:
+    lanes.tasks.claim("t1")  # line 20: a coordination call never awaited
+    lease = lanes.leases.acquire("deploy:prod")  # no await
+    print(lease["lease_id"])  # line 22: a coroutine used as the answer
 """
 
 RIGHT = """
@@ -53,6 +60,17 @@ def sync_use(lanes: Client) -> str:
 async def async_use(lanes: AsyncClient) -> str:
     answer = await lanes.checkin(agent_name="alice")
     return answer.session_token
+
+
+def sync_coordination_use(lanes: Client) -> str:
+    lanes.tasks.claim("t1")
+    return str(lanes.leases.acquire("deploy:prod")["lease_id"])
+
+
+async def async_coordination_use(lanes: AsyncClient) -> str:
+    await lanes.tasks.claim("t1")
+    lease = await lanes.leases.acquire("deploy:prod")
+    return str(lease["lease_id"])
 
 
 class MyClient(Client):
@@ -114,6 +132,15 @@ def test_mypy_flags_a_missing_await_on_the_async_client(
     assert (12, "attr-defined") in mypy_errors["misuse.py"]
 
 
+def test_mypy_flags_a_coordination_call_of_the_async_client_left_without_await(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    # The groups on AsyncClient answer with coroutines: a bare call is an unused one, and
+    # its coroutine is not the answer's dict.
+    assert (20, "unused-coroutine") in mypy_errors["misuse.py"]
+    assert (22, "index") in mypy_errors["misuse.py"]
+
+
 def test_mypy_flags_a_blocking_transport_given_to_the_async_client(
     mypy_errors: dict[str, list[tuple[int, str]]],
 ) -> None:
@@ -124,7 +151,12 @@ def test_mypy_finds_nothing_wrong_in_right_use_of_the_client(
     mypy_errors: dict[str, list[tuple[int, str]]],
 ) -> None:
     assert mypy_errors["right.py"] == []
-    assert {code for _, code in mypy_errors["misuse.py"]} == {"arg-type", "attr-defined"}
+    assert {code for _, code in mypy_errors["misuse.py"]} == {
+        "arg-type",
+        "attr-defined",
+        "unused-coroutine",
+        "index",
+    }
 
 
 def test_the_package_marks_itself_typed_and_lists_the_marker_in_its_package_data() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -17,7 +17,7 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
+class AsyncClient(ClientBase[httpx.AsyncBaseTransport, Coroutine[Any, Any, Any]]):
     """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods;
     ``transport`` here is an ``httpx.AsyncBaseTransport``."""
 
@@ -25,6 +25,9 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
 
     def _open_http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, timeout=self.timeout, transport=self.transport)
+
+    def _runner(self) -> Callable[[Call[Any]], Coroutine[Any, Any, Any]]:
+        return self.run
 
     async def aclose(self) -> None:
         await self._http.aclose()

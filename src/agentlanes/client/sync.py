@@ -17,7 +17,7 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class Client(ClientBase[httpx.BaseTransport]):
+class Client(ClientBase[httpx.BaseTransport, Any]):
     """Talk to an agentlanes server. ``Client.from_env()`` reads the local configuration.
 
     After ``checkin`` the client keeps the session token and sends it with the calls that
@@ -30,6 +30,9 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     def _open_http(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=self.timeout, transport=self.transport)
+
+    def _runner(self) -> Callable[[Call[Any]], Any]:
+        return self.run
 
     def close(self) -> None:
         self._http.close()
