@@ -45,6 +45,11 @@ async def coordination_use(lanes: AsyncClient) -> None:
     lanes.tasks.claim("t1")  # line 20: a coordination call never awaited
     lease = lanes.leases.acquire("deploy:prod")  # no await
     print(lease["lease_id"])  # line 22: a coroutine used as the answer
+
+
+def wrong_status(lanes: Client) -> None:
+    lanes.tasks.set_status("t1", "finished")  # line 26: not a task status
+    lanes.checkout("done")  # line 27: not an outcome
 """
 
 RIGHT = """
@@ -64,6 +69,9 @@ async def async_use(lanes: AsyncClient) -> str:
 
 def sync_coordination_use(lanes: Client) -> str:
     lanes.tasks.claim("t1")
+    lanes.tasks.set_status("t1", "done", note="shipped")
+    lanes.consensus.vote("c1", "approve")
+    lanes.checkout("partial")
     return str(lanes.leases.acquire("deploy:prod")["lease_id"])
 
 
@@ -139,6 +147,13 @@ def test_mypy_flags_a_coordination_call_of_the_async_client_left_without_await(
     # its coroutine is not the answer's dict.
     assert (20, "unused-coroutine") in mypy_errors["misuse.py"]
     assert (22, "index") in mypy_errors["misuse.py"]
+
+
+def test_mypy_flags_a_status_the_contract_does_not_list(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    assert (26, "arg-type") in mypy_errors["misuse.py"]
+    assert (27, "arg-type") in mypy_errors["misuse.py"]
 
 
 def test_mypy_flags_a_blocking_transport_given_to_the_async_client(

@@ -101,7 +101,7 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport, Coroutine[Any, Any, Any]]
 
     async def checkout(
         self,
-        outcome_status: str | None = None,
+        outcome_status: m.OutcomeStatus | None = None,
         work_summary: str | None = None,
         *,
         files_touched: list[str] | None = None,

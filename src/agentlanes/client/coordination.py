@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from agentlanes.client.calls import API, Call, as_json, drop_unset
+from agentlanes.client.models import CheckpointStatus, ConsensusStatus, TaskStatus, Vote
 
 # What running a call gives: the answer (Client) or a coroutine of it (AsyncClient).
 R = TypeVar("R")
@@ -70,7 +71,7 @@ class Tasks(_Group[R]):
 
     def list(
         self,
-        status: str | None = None,
+        status: TaskStatus | None = None,
         *,
         claimed_by: str | None = None,
         parent_id: str | None = None,
@@ -101,7 +102,7 @@ class Tasks(_Group[R]):
         """Take a task atomically (409 ``TASK_ALREADY_CLAIMED`` if someone holds it)."""
         return self._call("POST", f"/tasks/{_seg(task_id)}/claim", {}, token="required")
 
-    def set_status(self, task_id: str, status: str, *, note: str | None = None) -> R:
+    def set_status(self, task_id: str, status: TaskStatus, *, note: str | None = None) -> R:
         """Move a task (``done``, ``blocked``, ``pending``, ``cancelled``)."""
         body = drop_unset(status=status, note=note)
         return self._call("POST", f"/tasks/{_seg(task_id)}/status", body)
@@ -120,7 +121,7 @@ class Checkpoints(_Group[R]):
 
     def list(
         self,
-        status: str | None = None,
+        status: CheckpointStatus | None = None,
         *,
         task_id: str | None = None,
         limit: int | None = None,
@@ -132,7 +133,9 @@ class Checkpoints(_Group[R]):
     def get(self, checkpoint_id: str) -> R:
         return self._call("GET", f"/checkpoints/{_seg(checkpoint_id)}")
 
-    def resolve(self, checkpoint_id: str, status: str, *, note: str | None = None) -> R:
+    def resolve(
+        self, checkpoint_id: str, status: CheckpointStatus, *, note: str | None = None
+    ) -> R:
         """``passed`` unblocks its tasks; ``failed`` keeps them blocked."""
         body = drop_unset(status=status, note=note)
         return self._call("POST", f"/checkpoints/{_seg(checkpoint_id)}/resolve", body)
@@ -232,7 +235,11 @@ class Consensus(_Group[R]):
         return self._call("POST", "/consensus", body, token="required")
 
     def list(
-        self, status: str | None = None, *, limit: int | None = None, offset: int | None = None
+        self,
+        status: ConsensusStatus | None = None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
     ) -> R:
         return self._call(
             "GET", "/consensus", params=dict(status=status, limit=limit, offset=offset)
@@ -241,7 +248,7 @@ class Consensus(_Group[R]):
     def get(self, consensus_id: str) -> R:
         return self._call("GET", f"/consensus/{_seg(consensus_id)}")
 
-    def vote(self, consensus_id: str, vote: str, *, comment: str | None = None) -> R:
+    def vote(self, consensus_id: str, vote: Vote, *, comment: str | None = None) -> R:
         body = drop_unset(vote=vote, comment=comment)
         return self._call("POST", f"/consensus/{_seg(consensus_id)}/vote", body, token="required")
 

@@ -106,7 +106,7 @@ class Client(ClientBase[httpx.BaseTransport, Any]):
 
     def checkout(
         self,
-        outcome_status: str | None = None,
+        outcome_status: m.OutcomeStatus | None = None,
         work_summary: str | None = None,
         *,
         files_touched: list[str] | None = None,
