@@ -91,6 +91,16 @@ class MyAsyncClient(AsyncClient):
         return "mine"
 
 
+def stream_use(lanes: Client) -> list[str]:
+    with lanes.events(idle_timeout=1) as stream:
+        return [event.type for event in stream]
+
+
+async def async_stream_use(lanes: AsyncClient) -> list[str]:
+    async with lanes.events(idle_timeout=1) as stream:
+        return [event.type async for event in stream]
+
+
 def subclass_use(transport: httpx.MockTransport) -> str:
     # `with` gives the subclass back (__enter__ returns Self), transport= takes httpx's
     with MyClient("http://lanes.test", "key", transport=transport) as lanes:

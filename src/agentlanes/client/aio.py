@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -150,18 +150,29 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport, Coroutine[Any, Any, Any]]
         return await self.run(calls.event_log(since, limit, epoch))
 
     # -- event stream ----------------------------------------------------------------------
-    async def events(
+    def events(
         self,
         since: int | None = None,
         *,
         attach: bool = False,
         max_failures: int | None = None,
         idle_timeout: float | None = None,
-    ) -> AsyncIterator[m.Event]:
+    ) -> AsyncEventStream:
         """Every frame of the live stream, reconnecting with ``since`` on its own.
 
-        Same behaviour as ``Client.events``.
+        Same behaviour as ``Client.events``: ``async for event in client.events(): ...``,
+        or ``async with client.events() as stream:``, which closes the socket on leaving
+        (``await stream.aclose()`` does the same).
         """
+        return AsyncEventStream(self._frames(since, attach, max_failures, idle_timeout))
+
+    async def _frames(
+        self,
+        since: int | None,
+        attach: bool,
+        max_failures: int | None,
+        idle_timeout: float | None,
+    ) -> AsyncGenerator[m.Event, None]:
         from websockets.asyncio.client import connect
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
@@ -188,3 +199,30 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport, Coroutine[Any, Any, Any]]
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 stream.failed(exc)
             await asyncio.sleep(stream.delay())
+
+
+class AsyncEventStream(AsyncIterator[m.Event]):
+    """The frames of ``AsyncClient.events()``: an async iterator that is also an async
+    context manager. Closing it (``await aclose()``, or leaving its ``async with`` block)
+    closes the socket and ends the iteration."""
+
+    def __init__(self, frames: AsyncGenerator[m.Event, None]) -> None:
+        self._frames = frames
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> m.Event:
+        return await anext(self._frames)
+
+    async def aclose(self) -> None:
+        """Close the socket (the frames' generator exits its ``connect`` block)."""
+        await self._frames.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
