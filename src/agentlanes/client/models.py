@@ -73,14 +73,16 @@ ConsensusStatus = Literal["pending", "approved", "rejected", "expired"]
 Vote = Literal["approve", "reject"]
 
 # The known values first: a value outside them becomes ``Unknown`` instead of an error.
-_OPEN = Field(union_mode="left_to_right")
-Active = Annotated[Literal["active"] | Unknown, _OPEN]
-CheckedOut = Annotated[Literal["checked_out"] | Unknown, _OPEN]
-Outcome = Annotated[OutcomeStatus | Unknown, _OPEN]
-Mode = Annotated[ConflictMode | Unknown, _OPEN]
+Active = Annotated[Literal["active"] | Unknown, Field(union_mode="left_to_right")]
+CheckedOut = Annotated[Literal["checked_out"] | Unknown, Field(union_mode="left_to_right")]
+Outcome = Annotated[OutcomeStatus | Unknown, Field(union_mode="left_to_right")]
+Mode = Annotated[ConflictMode | Unknown, Field(union_mode="left_to_right")]
 
 
 class Model(BaseModel):
+    """A result: keeps the fields it does not know, reads a closed field's unknown value
+    as ``Unknown`` and times as aware UTC datetimes (see the module's docstring)."""
+
     model_config = ConfigDict(extra="allow", frozen=False)
 
     def raw(self) -> dict[str, Any]:
