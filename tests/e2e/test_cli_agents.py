@@ -268,6 +268,30 @@ def test_watch_prints_events_readably_and_as_json_lines(
     assert "agent.checkin" in first and "agent=alice" in first and "area=api" in first
 
 
+def test_times_in_the_readable_output_are_the_servers_own(
+    two_agents: tuple[Path, Path, dict, dict],
+) -> None:
+    """The client hands out datetimes; `presence` and `keepalive --once` still show the
+    server's ISO strings, and `watch` the event's time of day."""
+    repo_a, _, env_a, _ = two_agents
+    url, key = env_a["AGENTLANES_URL"], env_a["AGENTLANES_API_KEY"]
+    alice = lanes_json(repo_a, env_a, "checkin", "--agent", "alice", "--area", "api")
+    beat = lanes(repo_a, env_a, "keepalive", "--once")
+    assert beat.returncode == 0, beat.stderr
+    [mine] = _presence(url, key)
+    assert beat.stdout == f"session {alice['session_id']} alive until {mine['expires_at']}\n"
+    table = lanes(repo_a, env_a, "presence")
+    assert table.returncode == 0, table.stderr
+    assert mine["last_heartbeat_at"] in table.stdout.splitlines()[2].split()
+    log = httpx.get(f"{url}/api/v1/events/log?since=0", headers={"X-API-Key": key}, timeout=10)
+    first = log.json()["events"][0]
+    watched = lanes(repo_a, env_a, "watch", "--since", "0", "--count", "1")
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout.splitlines()[0] == (
+        f"[{first['offset']}] {first['ts'][11:19]} agent.checkin agent=alice area=api"
+    )
+
+
 def test_two_agents_in_one_checkout_keep_two_sessions(
     agent_server: ServerProcess, tmp_path: Path
 ) -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agentlanes.client import ApiError, AsyncClient, Client, NoSession, Unreachable
 from tests.support.agents import new_project
-from tests.support.server import free_port
+from tests.support.server import ServerProcess, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -91,4 +94,64 @@ def test_async_stream_resumes_across_a_server_restart(server_factory: Any, tmp_p
             assert offsets == sorted(set(offsets))
             await stream.aclose()
 
+    asyncio.run(scenario())
+
+
+def _subscribers(server: ServerProcess) -> int:
+    """Open event sockets in the server, as its metrics report them."""
+    httpx.get(f"{server.url}/readyz", timeout=5)  # refreshes the gauge
+    text = httpx.get(f"{server.url}/metrics", timeout=5).text
+    match = re.search(r"^agentlanes_event_subscribers (\S+)$", text, re.MULTILINE)
+    assert match, "no agentlanes_event_subscribers in /metrics"
+    return int(float(match.group(1)))
+
+
+def _until_subscribers(server: ServerProcess, count: int) -> int:
+    """The server's open sockets once they are ``count`` (the server sees a close a moment
+    after the client sends it), or what they still are after 10 s."""
+    deadline = time.monotonic() + 10
+    while (now := _subscribers(server)) != count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return now
+
+
+def test_sync_events_in_a_with_block_close_the_socket_on_leaving(server_factory: Any) -> None:
+    server = server_factory()
+    key = new_project(server.url)["api_key"]
+    assert _subscribers(server) == 0
+    with Client(server.url, key) as lanes:
+        with lanes.events() as stream:
+            for frame in stream:
+                assert frame.type == "presence.snapshot"
+                break
+            assert _until_subscribers(server, 1) == 1  # a break leaves the socket open
+        assert _until_subscribers(server, 0) == 0
+        # Plain iteration still works, and close() closes as leaving the block does.
+        stream = lanes.events()
+        assert next(stream).type == "presence.snapshot"
+        assert _until_subscribers(server, 1) == 1
+        stream.close()
+        assert _until_subscribers(server, 0) == 0
+        with pytest.raises(StopIteration):
+            next(stream)
+
+
+def test_async_events_in_an_async_with_block_close_the_socket_on_leaving(
+    server_factory: Any,
+) -> None:
+    server = server_factory()
+    key = new_project(server.url)["api_key"]
+
+    async def scenario() -> None:
+        async with AsyncClient(server.url, key) as lanes:
+            async with lanes.events() as stream:
+                async for frame in stream:
+                    assert frame.type == "presence.snapshot"
+                    break
+                assert await asyncio.to_thread(_until_subscribers, server, 1) == 1
+            assert await asyncio.to_thread(_until_subscribers, server, 0) == 0
+            with pytest.raises(StopAsyncIteration):
+                await anext(stream)
+
+    assert _subscribers(server) == 0
     asyncio.run(scenario())

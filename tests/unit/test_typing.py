@@ -1,5 +1,6 @@
 """The client is typed for its users: mypy, run on a user's code as on any installed
-package (PEP 561: only with ``py.typed``), flags wrong arguments and a missing ``await``.
+package (PEP 561: only with ``py.typed``), flags wrong arguments and a missing ``await``
+(on the session calls and on the coordination groups).
 
 mypy runs once for the module, in a subprocess, on two files of user code: one that
 misuses the client and one that uses it right. The package is found on ``PYTHONPATH``,
@@ -38,6 +39,17 @@ async def async_use(lanes: AsyncClient) -> None:
 
 def wrong_transport() -> None:
     AsyncClient("http://lanes.test", "key", transport=httpx.HTTPTransport())  # line 16
+
+
+async def coordination_use(lanes: AsyncClient) -> None:
+    lanes.tasks.claim("t1")  # line 20: a coordination call never awaited
+    lease = lanes.leases.acquire("deploy:prod")  # no await
+    print(lease["lease_id"])  # line 22: a coroutine used as the answer
+
+
+def wrong_status(lanes: Client) -> None:
+    lanes.tasks.set_status("t1", "finished")  # line 26: not a task status
+    lanes.checkout("done")  # line 27: not an outcome
 """
 
 RIGHT = """
@@ -55,6 +67,20 @@ async def async_use(lanes: AsyncClient) -> str:
     return answer.session_token
 
 
+def sync_coordination_use(lanes: Client) -> str:
+    lanes.tasks.claim("t1")
+    lanes.tasks.set_status("t1", "done", note="shipped")
+    lanes.consensus.vote("c1", "approve")
+    lanes.checkout("partial")
+    return str(lanes.leases.acquire("deploy:prod")["lease_id"])
+
+
+async def async_coordination_use(lanes: AsyncClient) -> str:
+    await lanes.tasks.claim("t1")
+    lease = await lanes.leases.acquire("deploy:prod")
+    return str(lease["lease_id"])
+
+
 class MyClient(Client):
     def mine(self) -> str:
         return "mine"
@@ -63,6 +89,16 @@ class MyClient(Client):
 class MyAsyncClient(AsyncClient):
     def mine(self) -> str:
         return "mine"
+
+
+def stream_use(lanes: Client) -> list[str]:
+    with lanes.events(idle_timeout=1) as stream:
+        return [event.type for event in stream]
+
+
+async def async_stream_use(lanes: AsyncClient) -> list[str]:
+    async with lanes.events(idle_timeout=1) as stream:
+        return [event.type async for event in stream]
 
 
 def subclass_use(transport: httpx.MockTransport) -> str:
@@ -114,6 +150,22 @@ def test_mypy_flags_a_missing_await_on_the_async_client(
     assert (12, "attr-defined") in mypy_errors["misuse.py"]
 
 
+def test_mypy_flags_a_coordination_call_of_the_async_client_left_without_await(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    # The groups on AsyncClient answer with coroutines: a bare call is an unused one, and
+    # its coroutine is not the answer's dict.
+    assert (20, "unused-coroutine") in mypy_errors["misuse.py"]
+    assert (22, "index") in mypy_errors["misuse.py"]
+
+
+def test_mypy_flags_a_status_the_contract_does_not_list(
+    mypy_errors: dict[str, list[tuple[int, str]]],
+) -> None:
+    assert (26, "arg-type") in mypy_errors["misuse.py"]
+    assert (27, "arg-type") in mypy_errors["misuse.py"]
+
+
 def test_mypy_flags_a_blocking_transport_given_to_the_async_client(
     mypy_errors: dict[str, list[tuple[int, str]]],
 ) -> None:
@@ -124,7 +176,12 @@ def test_mypy_finds_nothing_wrong_in_right_use_of_the_client(
     mypy_errors: dict[str, list[tuple[int, str]]],
 ) -> None:
     assert mypy_errors["right.py"] == []
-    assert {code for _, code in mypy_errors["misuse.py"]} == {"arg-type", "attr-defined"}
+    assert {code for _, code in mypy_errors["misuse.py"]} == {
+        "arg-type",
+        "attr-defined",
+        "unused-coroutine",
+        "index",
+    }
 
 
 def test_the_package_marks_itself_typed_and_lists_the_marker_in_its_package_data() -> None:

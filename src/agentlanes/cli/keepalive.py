@@ -19,6 +19,7 @@ from typing import Any
 from agentlanes.cli.errors import EXIT_NO_SESSION, CommandError
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import client_errors, emit_json
+from agentlanes.clock import iso
 
 
 def keepalive(args: argparse.Namespace) -> int:
@@ -35,7 +36,7 @@ def keepalive(args: argparse.Namespace) -> int:
             if args.json:
                 emit_json(beat.raw())
             else:
-                print(f"session {beat.session_id} alive until {beat.expires_at}")
+                print(f"session {beat.session_id} alive until {iso(beat.expires_at)}")
             return 0
         if not interval:
             interval = float(client.project().heartbeat_interval_seconds)

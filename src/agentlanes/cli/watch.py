@@ -11,6 +11,7 @@ from typing import Any
 from agentlanes.cli.errors import EXIT_CONFLICT, EXIT_USAGE, CommandError
 from agentlanes.cli.local import local_config, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
+from agentlanes.clock import iso
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,7 +52,7 @@ def presence(args: argparse.Namespace) -> int:
                 s.declared_area,
                 " ".join(s.declared_files),
                 s.status_text,
-                s.last_heartbeat_at,
+                iso(s.last_heartbeat_at),  # as the server writes it
                 s.session_id,
             ]
             for s in snap.sessions
@@ -70,7 +71,7 @@ def describe(event: Any) -> str:
     if event.type == "replay.complete":
         how = "recovered" if extra.get("recovered") else "history lost, fresh snapshot"
         return f"[{event.offset}] replay complete ({how})"
-    parts = [f"[{event.offset}]", (event.ts or "")[11:19], event.type]
+    parts = [f"[{event.offset}]", event.ts.strftime("%H:%M:%S") if event.ts else "", event.type]
     nested = data.get("session")
     session: dict[str, Any] = nested if isinstance(nested, dict) else data
     labels = {

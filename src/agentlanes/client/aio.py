@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -17,7 +17,7 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
+class AsyncClient(ClientBase[httpx.AsyncBaseTransport, Coroutine[Any, Any, Any]]):
     """Talk to an agentlanes server from asyncio code. See ``Client`` for the methods;
     ``transport`` here is an ``httpx.AsyncBaseTransport``."""
 
@@ -25,6 +25,9 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
 
     def _open_http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, timeout=self.timeout, transport=self.transport)
+
+    def _runner(self) -> Callable[[Call[Any]], Coroutine[Any, Any, Any]]:
+        return self.run
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -98,7 +101,7 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
 
     async def checkout(
         self,
-        outcome_status: str | None = None,
+        outcome_status: m.OutcomeStatus | None = None,
         work_summary: str | None = None,
         *,
         files_touched: list[str] | None = None,
@@ -147,18 +150,29 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
         return await self.run(calls.event_log(since, limit, epoch))
 
     # -- event stream ----------------------------------------------------------------------
-    async def events(
+    def events(
         self,
         since: int | None = None,
         *,
         attach: bool = False,
         max_failures: int | None = None,
         idle_timeout: float | None = None,
-    ) -> AsyncIterator[m.Event]:
+    ) -> AsyncEventStream:
         """Every frame of the live stream, reconnecting with ``since`` on its own.
 
-        Same behaviour as ``Client.events``.
+        Same behaviour as ``Client.events``: ``async for event in client.events(): ...``,
+        or ``async with client.events() as stream:``, which closes the socket on leaving
+        (``await stream.aclose()`` does the same).
         """
+        return AsyncEventStream(self._frames(since, attach, max_failures, idle_timeout))
+
+    async def _frames(
+        self,
+        since: int | None,
+        attach: bool,
+        max_failures: int | None,
+        idle_timeout: float | None,
+    ) -> AsyncGenerator[m.Event, None]:
         from websockets.asyncio.client import connect
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
@@ -185,3 +199,30 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport]):
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 stream.failed(exc)
             await asyncio.sleep(stream.delay())
+
+
+class AsyncEventStream(AsyncIterator[m.Event]):
+    """The frames of ``AsyncClient.events()``: an async iterator that is also an async
+    context manager. Closing it (``await aclose()``, or leaving its ``async with`` block)
+    closes the socket and ends the iteration."""
+
+    def __init__(self, frames: AsyncGenerator[m.Event, None]) -> None:
+        self._frames = frames
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> m.Event:
+        return await anext(self._frames)
+
+    async def aclose(self) -> None:
+        """Close the socket (the frames' generator exits its ``connect`` block)."""
+        await self._frames.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

@@ -6,13 +6,20 @@ import json
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 from urllib.parse import urlencode
 
 from agentlanes import __version__
 from agentlanes.client.calls import Call
 from agentlanes.client.config import LocalConfig, load_config, read_session
-from agentlanes.client.coordination import attach_groups
+from agentlanes.client.coordination import (
+    Agents,
+    Checkpoints,
+    Consensus,
+    Leases,
+    Messages,
+    Tasks,
+)
 from agentlanes.client.errors import (
     ApiError,
     ConfigurationError,
@@ -25,24 +32,25 @@ from agentlanes.client.models import Event
 T = TypeVar("T")
 # The httpx transport type a client takes: httpx.BaseTransport or httpx.AsyncBaseTransport.
 TransportT = TypeVar("TransportT")
+# What running a call gives: the answer itself (Client: Any, the groups' answers are JSON),
+# or a coroutine of it (AsyncClient), so mypy sees a coordination call left un-awaited.
+ResultT = TypeVar("ResultT")
 
 USER_AGENT = f"agentlanes-client/{__version__}"
 # Event-stream close codes after which reconnecting cannot help.
 FATAL_CLOSE_CODES = {4400, 4401}
 
 
-class ClientBase(Generic[TransportT]):
-    """Server URL, API key and the session token a client sends."""
+class ClientBase(Generic[TransportT, ResultT]):
+    """Server URL, API key and the session token a client sends, and the coordination
+    groups, typed by what the client's ``run`` gives."""
 
-    if TYPE_CHECKING:
-        from agentlanes.client import coordination as _c
-
-        tasks: _c.Tasks
-        checkpoints: _c.Checkpoints
-        messages: _c.Messages
-        leases: _c.Leases
-        consensus: _c.Consensus
-        agents: _c.Agents
+    tasks: Tasks[ResultT]
+    checkpoints: Checkpoints[ResultT]
+    messages: Messages[ResultT]
+    leases: Leases[ResultT]
+    consensus: Consensus[ResultT]
+    agents: Agents[ResultT]
 
     def __init__(
         self,
@@ -60,11 +68,21 @@ class ClientBase(Generic[TransportT]):
         # Handed to the httpx client (``httpx.MockTransport`` lets a user test without a
         # server); None lets httpx open real connections.
         self.transport = transport
-        attach_groups(self)  # client.tasks, .checkpoints, .messages, .leases, .consensus, .agents
+        run = self._runner()
+        self.tasks = Tasks(run)
+        self.checkpoints = Checkpoints(run)
+        self.messages = Messages(run)
+        self.leases = Leases(run)
+        self.consensus = Consensus(run)
+        self.agents = Agents(run)
         self._http = self._open_http()
 
     def _open_http(self) -> Any:
         """The httpx client (blocking or asyncio) this client sends its requests with."""
+        raise NotImplementedError
+
+    def _runner(self) -> Callable[[Call[Any]], ResultT]:
+        """The client's ``run``, as the coordination groups call it."""
         raise NotImplementedError
 
     @classmethod
@@ -177,7 +195,7 @@ class Reconnects:
     connect, or after ``max_failures`` failed connects in a row), and how long to wait."""
 
     def __init__(
-        self, client: ClientBase[Any], since: int | None, max_failures: int | None
+        self, client: ClientBase[Any, Any], since: int | None, max_failures: int | None
     ) -> None:
         self.client = client
         self.resume = Resume(since)

@@ -87,7 +87,9 @@ def status(
 
 
 def checkout(
-    outcome_status: str | None, work_summary: str | None, files_touched: list[str] | None
+    outcome_status: m.OutcomeStatus | None,
+    work_summary: str | None,
+    files_touched: list[str] | None,
 ) -> Call[m.CheckoutResult]:
     body = drop_unset(
         outcome_status=outcome_status, work_summary=work_summary, files_touched=files_touched

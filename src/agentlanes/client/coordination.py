@@ -1,8 +1,11 @@
 """Coordination beyond files: tasks, checkpoints, messages, leases, consensus, agents.
 
-Each group hangs off a client (``client.tasks.claim(task_id)``); on ``AsyncClient`` the
-same methods return awaitables. Answers are the server's JSON objects as documented in
-docs/api.md § Coordination (plain dicts: these shapes are young and grow fields).
+Each group hangs off a client (``client.tasks.claim(task_id)``). A group is generic in
+what its client's ``run`` gives: ``Tasks[Any]`` on ``Client`` answers at once,
+``Tasks[Coroutine[Any, Any, Any]]`` on ``AsyncClient`` answers with a coroutine, so mypy
+flags a call left without ``await`` (``unused-coroutine``) or its coroutine used as the
+answer. Answers are the server's JSON objects as documented in docs/api.md
+§ Coordination (plain dicts: these shapes are young and grow fields).
 Errors are ``ApiError`` values with the server's code (``TASK_ALREADY_CLAIMED``,
 ``LEASE_CONFLICT`` with ``extra["lease_holder"]`` ...).
 """
@@ -10,12 +13,14 @@ Errors are ``ApiError`` values with the server's code (``TASK_ALREADY_CLAIMED``,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from agentlanes.client.calls import API, Call, as_json, drop_unset
+from agentlanes.client.models import CheckpointStatus, ConsensusStatus, TaskStatus, Vote
 
-Runner = Callable[[Call[Any]], Any]
+# What running a call gives: the answer (Client) or a coroutine of it (AsyncClient).
+R = TypeVar("R")
 
 
 def _seg(value: str) -> str:
@@ -23,8 +28,8 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
-class _Group:
-    def __init__(self, run: Runner) -> None:
+class _Group(Generic[R]):
+    def __init__(self, run: Callable[[Call[Any]], R]) -> None:
         self._run = run
 
     def _call(
@@ -34,13 +39,13 @@ class _Group:
         body: dict[str, Any] | None = None,
         params: dict[str, Any] | None = None,
         token: str = "optional",
-    ) -> Any:
+    ) -> R:
         return self._run(
             Call(method, f"{API}{path}", as_json, body, drop_unset(**(params or {})), token)
         )
 
 
-class Tasks(_Group):
+class Tasks(_Group[R]):
     """A shared work queue: create, list, ready, claim, status, notes."""
 
     def create(
@@ -52,7 +57,7 @@ class Tasks(_Group):
         paths: list[str] | None = None,
         depends_on: list[str] | None = None,
         parent_id: str | None = None,
-    ) -> Any:
+    ) -> R:
         """Create a task (``created_by`` is the caller's agent when it has a session)."""
         body = drop_unset(
             title=title,
@@ -66,14 +71,14 @@ class Tasks(_Group):
 
     def list(
         self,
-        status: str | None = None,
+        status: TaskStatus | None = None,
         *,
         claimed_by: str | None = None,
         parent_id: str | None = None,
         stale: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
-    ) -> Any:
+    ) -> R:
         """``{"tasks", "total", "limit", "offset"}``, oldest first."""
         params = dict(
             status=status,
@@ -85,61 +90,63 @@ class Tasks(_Group):
         )
         return self._call("GET", "/tasks", params=params)
 
-    def ready(self, limit: int | None = None) -> Any:
+    def ready(self, limit: int | None = None) -> R:
         """Tasks an idle agent can take now, most urgent first."""
         return self._call("GET", "/tasks/ready", params={"limit": limit})
 
-    def get(self, task_id: str) -> Any:
+    def get(self, task_id: str) -> R:
         """A task with its notes and what blocks it."""
         return self._call("GET", f"/tasks/{_seg(task_id)}")
 
-    def claim(self, task_id: str) -> Any:
+    def claim(self, task_id: str) -> R:
         """Take a task atomically (409 ``TASK_ALREADY_CLAIMED`` if someone holds it)."""
         return self._call("POST", f"/tasks/{_seg(task_id)}/claim", {}, token="required")
 
-    def set_status(self, task_id: str, status: str, *, note: str | None = None) -> Any:
+    def set_status(self, task_id: str, status: TaskStatus, *, note: str | None = None) -> R:
         """Move a task (``done``, ``blocked``, ``pending``, ``cancelled``)."""
         body = drop_unset(status=status, note=note)
         return self._call("POST", f"/tasks/{_seg(task_id)}/status", body)
 
-    def add_note(self, task_id: str, body: str) -> Any:
+    def add_note(self, task_id: str, body: str) -> R:
         """Add a note to a task's log."""
         return self._call("POST", f"/tasks/{_seg(task_id)}/notes", {"body": body})
 
 
-class Checkpoints(_Group):
+class Checkpoints(_Group[R]):
     """Named gates over tasks."""
 
-    def create(self, name: str, task_ids: list[str], *, description: str | None = None) -> Any:
+    def create(self, name: str, task_ids: list[str], *, description: str | None = None) -> R:
         body = drop_unset(name=name, task_ids=task_ids, description=description)
         return self._call("POST", "/checkpoints", body)
 
     def list(
         self,
-        status: str | None = None,
+        status: CheckpointStatus | None = None,
         *,
         task_id: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
-    ) -> Any:
+    ) -> R:
         params = dict(status=status, task_id=task_id, limit=limit, offset=offset)
         return self._call("GET", "/checkpoints", params=params)
 
-    def get(self, checkpoint_id: str) -> Any:
+    def get(self, checkpoint_id: str) -> R:
         return self._call("GET", f"/checkpoints/{_seg(checkpoint_id)}")
 
-    def resolve(self, checkpoint_id: str, status: str, *, note: str | None = None) -> Any:
+    def resolve(
+        self, checkpoint_id: str, status: CheckpointStatus, *, note: str | None = None
+    ) -> R:
         """``passed`` unblocks its tasks; ``failed`` keeps them blocked."""
         body = drop_unset(status=status, note=note)
         return self._call("POST", f"/checkpoints/{_seg(checkpoint_id)}/resolve", body)
 
 
-class Messages(_Group):
+class Messages(_Group[R]):
     """Messages to an agent or ``broadcast``, with read and acknowledged state."""
 
     def send(
         self, to: str, body: str, *, type: str | None = None, thread_id: str | None = None
-    ) -> Any:
+    ) -> R:
         payload = drop_unset(to=to, body=body, type=type, thread_id=thread_id)
         return self._call("POST", "/messages", payload, token="required")
 
@@ -153,7 +160,7 @@ class Messages(_Group):
         after_id: int | None = None,
         limit: int | None = None,
         offset: int | None = None,
-    ) -> Any:
+    ) -> R:
         params = dict(
             unread=None if unread is None else str(unread).lower(),
             unacked=None if unacked is None else str(unacked).lower(),
@@ -165,17 +172,17 @@ class Messages(_Group):
         )
         return self._call("GET", "/messages/inbox", params=params, token="required")
 
-    def read(self, message_id: int) -> Any:
+    def read(self, message_id: int) -> R:
         return self._call("POST", f"/messages/{_seg(str(message_id))}/read", {}, token="required")
 
-    def ack(self, message_id: int) -> Any:
+    def ack(self, message_id: int) -> R:
         return self._call("POST", f"/messages/{_seg(str(message_id))}/ack", {}, token="required")
 
 
-class Leases(_Group):
+class Leases(_Group[R]):
     """Exclusive, expiring holds on any resource key, with fencing tokens."""
 
-    def acquire(self, resource: str, *, ttl_seconds: int | None = None) -> Any:
+    def acquire(self, resource: str, *, ttl_seconds: int | None = None) -> R:
         """409 ``LEASE_CONFLICT`` (``extra["lease_holder"]``) when another session holds it."""
         body = drop_unset(resource=resource, ttl_seconds=ttl_seconds)
         return self._call("POST", "/leases", body, token="required")
@@ -188,7 +195,7 @@ class Leases(_Group):
         include_ended: bool | None = None,
         limit: int | None = None,
         offset: int | None = None,
-    ) -> Any:
+    ) -> R:
         params = dict(
             resource=resource,
             agent_name=agent_name,
@@ -198,20 +205,20 @@ class Leases(_Group):
         )
         return self._call("GET", "/leases", params=params)
 
-    def renew(self, lease_id: str, *, ttl_seconds: int | None = None) -> Any:
+    def renew(self, lease_id: str, *, ttl_seconds: int | None = None) -> R:
         body = drop_unset(ttl_seconds=ttl_seconds)
         return self._call("POST", f"/leases/{_seg(lease_id)}/renew", body, token="required")
 
-    def release(self, lease_id: str) -> Any:
+    def release(self, lease_id: str) -> R:
         return self._call("POST", f"/leases/{_seg(lease_id)}/release", {}, token="required")
 
-    def validate(self, resource: str, fencing_token: int) -> Any:
+    def validate(self, resource: str, fencing_token: int) -> R:
         """Is this fencing token still the current one for the resource?"""
         body = {"resource": resource, "fencing_token": fencing_token}
         return self._call("POST", "/leases/validate", body, token="none")
 
 
-class Consensus(_Group):
+class Consensus(_Group[R]):
     """Votes of the other live agents before a sensitive action."""
 
     def request(
@@ -221,49 +228,43 @@ class Consensus(_Group):
         *,
         subject: str | None = None,
         timeout_seconds: int | None = None,
-    ) -> Any:
+    ) -> R:
         body = drop_unset(
             action=action, reason=reason, subject=subject, timeout_seconds=timeout_seconds
         )
         return self._call("POST", "/consensus", body, token="required")
 
     def list(
-        self, status: str | None = None, *, limit: int | None = None, offset: int | None = None
-    ) -> Any:
+        self,
+        status: ConsensusStatus | None = None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> R:
         return self._call(
             "GET", "/consensus", params=dict(status=status, limit=limit, offset=offset)
         )
 
-    def get(self, consensus_id: str) -> Any:
+    def get(self, consensus_id: str) -> R:
         return self._call("GET", f"/consensus/{_seg(consensus_id)}")
 
-    def vote(self, consensus_id: str, vote: str, *, comment: str | None = None) -> Any:
+    def vote(self, consensus_id: str, vote: Vote, *, comment: str | None = None) -> R:
         body = drop_unset(vote=vote, comment=comment)
         return self._call("POST", f"/consensus/{_seg(consensus_id)}/vote", body, token="required")
 
 
-class Agents(_Group):
+class Agents(_Group[R]):
     """The agent registry: roles and the config keys the project allows."""
 
     def upsert(
         self, name: str, *, role: str | None = None, config: dict[str, Any] | None = None
-    ) -> Any:
+    ) -> R:
         return self._call("PUT", f"/agents/{_seg(name)}", drop_unset(role=role, config=config))
 
     def list(
         self, role: str | None = None, *, limit: int | None = None, offset: int | None = None
-    ) -> Any:
+    ) -> R:
         return self._call("GET", "/agents", params=dict(role=role, limit=limit, offset=offset))
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> R:
         return self._call("GET", f"/agents/{_seg(name)}")
-
-
-def attach_groups(client: Any) -> None:
-    """Hang the coordination groups on a client (sync or async: its ``run`` decides)."""
-    client.tasks = Tasks(client.run)
-    client.checkpoints = Checkpoints(client.run)
-    client.messages = Messages(client.run)
-    client.leases = Leases(client.run)
-    client.consensus = Consensus(client.run)
-    client.agents = Agents(client.run)

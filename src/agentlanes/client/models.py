@@ -1,21 +1,93 @@
 """Typed results of the client: the contract's shapes (SPEC.md), forward compatible.
 
-Every model keeps fields it does not know (``extra="allow"``), so a newer server does not
-break an older client; ``raw()`` gives the JSON object back.
+- Times are ``datetime``, aware and in UTC (the server writes ISO 8601 with ``Z``; a time
+  without an offset is read as UTC).
+- A field with a closed set of values (a status, a mode) is a ``Literal`` of the values
+  this client knows. A value it does not know (a newer server's) does not fail the
+  answer: it arrives as :class:`Unknown`, a ``str`` holding the server's word, so code
+  keeps running and mypy makes a ``match`` over the field handle that case. A value
+  that is not a string at all is a pydantic ``ValidationError`` naming the field.
+- Every model keeps fields it does not know (``extra="allow"``), so a newer server does not
+  break an older client; ``raw()`` gives the JSON object back (times as the server's ISO
+  strings, unknown fields included).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    PlainSerializer,
+)
+from pydantic_core import core_schema
+
+from agentlanes.clock import iso
+
+
+class Unknown(str):
+    """A value of a closed field (a status, a mode) that this client does not know yet,
+    as the server sent it: ``isinstance(value, Unknown)`` tells it from the known ones,
+    and it compares and serialises as the plain string."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Unknown({str.__repr__(self)})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(cls, core_schema.str_schema())
+
+
+def _utc(value: datetime) -> datetime:
+    """Aware and in UTC: the server writes UTC; a time without an offset is read as UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _wire(value: datetime) -> str:
+    """The server's own spelling (microseconds, ``Z``), so ``raw()`` gives its string back."""
+    return iso(value) or ""
+
+
+# A time as the client hands it out: an aware UTC datetime; ISO 8601 again in ``raw()``.
+Timestamp = Annotated[
+    datetime, AfterValidator(_utc), PlainSerializer(_wire, return_type=str, when_used="json")
+]
+
+# The values of the closed fields (SPEC.md), for type hints and for arguments.
+SessionStatus = Literal["active", "checked_out", "timed_out", "blocked", "superseded"]
+OutcomeStatus = Literal["completed", "partial", "failed"]
+ConflictMode = Literal["warn", "block"]
+TaskStatus = Literal["pending", "in_progress", "blocked", "done", "cancelled"]
+CheckpointStatus = Literal["pending", "passed", "failed"]
+LeaseStatus = Literal["active", "released", "expired"]
+ConsensusStatus = Literal["pending", "approved", "rejected", "expired"]
+Vote = Literal["approve", "reject"]
+
+# The known values first: a value outside them becomes ``Unknown`` instead of an error.
+Active = Annotated[Literal["active"] | Unknown, Field(union_mode="left_to_right")]
+CheckedOut = Annotated[Literal["checked_out"] | Unknown, Field(union_mode="left_to_right")]
+Outcome = Annotated[OutcomeStatus | Unknown, Field(union_mode="left_to_right")]
+Mode = Annotated[ConflictMode | Unknown, Field(union_mode="left_to_right")]
 
 
 class Model(BaseModel):
+    """A result: keeps the fields it does not know, reads a closed field's unknown value
+    as ``Unknown`` and times as aware UTC datetimes (see the module's docstring)."""
+
     model_config = ConfigDict(extra="allow", frozen=False)
 
     def raw(self) -> dict[str, Any]:
-        """The object as JSON-ready data, unknown fields included."""
+        """The object as JSON-ready data (times as ISO 8601 strings), unknown fields
+        included."""
         return self.model_dump(mode="json")
 
 
@@ -39,20 +111,29 @@ class Conflict(Model):
     files_truncated: bool = False
 
 
+class Edit(Model):
+    """What a session changed in one file against ``HEAD`` (SPEC "Line-level claims")."""
+
+    path: str
+    base: str | None = None  # the file's blob id at HEAD; None: new since HEAD
+    ranges: list[list[int]] = Field(default_factory=list)  # base lines [start, end]
+
+
 class Session(Model):
-    """A live session as presence shows it (never with its token)."""
+    """A live session as presence shows it (never with its token): the server's
+    ``SessionView`` (tests/unit/test_client_models.py keeps the two alike)."""
 
     session_id: str
     agent_name: str
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
     status_text: str | None = None
-    started_at: str | None = None
-    last_heartbeat_at: str | None = None
-    expires_at: str | None = None
-    # What the session changed, per file, against HEAD (SPEC "Line-level claims"):
-    # {"path", "base", "ranges"}; an older server sends none.
-    edits: list[dict[str, Any]] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    started_at: Timestamp
+    last_heartbeat_at: Timestamp
+    expires_at: Timestamp
+    # What the session changed, per file, against HEAD; an older server sends none.
+    edits: list[Edit] = Field(default_factory=list)
 
 
 class CheckinResult(Model):
@@ -61,10 +142,10 @@ class CheckinResult(Model):
     agent_name: str
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
-    status: str = "active"
+    status: Active = "active"
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
-    expires_at: str
+    expires_at: Timestamp
     conflicts: list[Conflict] = Field(default_factory=list)
     # Answers are bounded: how many conflicts in all, and whether some are left out
     # (the rest: session_conflicts). An older server sends neither.
@@ -74,13 +155,13 @@ class CheckinResult(Model):
 
 class HeartbeatResult(Model):
     session_id: str
-    status: str
-    last_heartbeat_at: str | None = None
-    expires_at: str
+    status: Active = "active"
+    last_heartbeat_at: Timestamp
+    expires_at: Timestamp
 
 
 class StatusResult(Session):
-    status: str = "active"
+    status: Active = "active"
     conflicts: list[Conflict] = Field(default_factory=list)
     conflicts_total: int | None = None
     truncated: bool = False
@@ -88,9 +169,9 @@ class StatusResult(Session):
 
 class CheckoutResult(Model):
     session_id: str
-    status: str
-    outcome_status: str
-    ended_at: str | None = None
+    status: CheckedOut = "checked_out"
+    outcome_status: Outcome
+    ended_at: Timestamp
 
 
 class Presence(Model):
@@ -120,18 +201,20 @@ class SessionConflicts(Model):
 class ProjectInfo(Model):
     slug: str
     name: str
-    conflict_mode: str
+    conflict_mode: Mode
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
 
 
 class Event(Model):
-    """One frame of the event stream: a state change (with ``offset``), or a control frame
-    (``presence.snapshot``, ``replay.complete``, ``attached``, ``pong``, ``error``)."""
+    """One frame of the event stream: a state change (with ``offset`` and ``ts``), or a
+    control frame (``presence.snapshot``, ``replay.complete``, ``attached``, ``pong``,
+    ``error``). ``type`` stays a ``str``: the set of event types grows (``task.*``).
+    ``data`` is the event's JSON as sent (its times are strings)."""
 
     type: str
     offset: int | None = None
-    ts: str | None = None
+    ts: Timestamp | None = None
     data: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -17,7 +17,7 @@ from agentlanes.client.calls import Call
 T = TypeVar("T")
 
 
-class Client(ClientBase[httpx.BaseTransport]):
+class Client(ClientBase[httpx.BaseTransport, Any]):
     """Talk to an agentlanes server. ``Client.from_env()`` reads the local configuration.
 
     After ``checkin`` the client keeps the session token and sends it with the calls that
@@ -30,6 +30,9 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     def _open_http(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=self.timeout, transport=self.transport)
+
+    def _runner(self) -> Callable[[Call[Any]], Any]:
+        return self.run
 
     def close(self) -> None:
         self._http.close()
@@ -103,7 +106,7 @@ class Client(ClientBase[httpx.BaseTransport]):
 
     def checkout(
         self,
-        outcome_status: str | None = None,
+        outcome_status: m.OutcomeStatus | None = None,
         work_summary: str | None = None,
         *,
         files_touched: list[str] | None = None,
@@ -160,8 +163,12 @@ class Client(ClientBase[httpx.BaseTransport]):
         max_failures: int | None = None,
         idle_timeout: float | None = None,
         news: Callable[[], str | None] | None = None,
-    ) -> Iterator[m.Event]:
+    ) -> EventStream:
         """Every frame of the live stream, reconnecting with ``since`` on its own.
+
+        Iterate it (``for event in client.events(): ...``), or hold it in a ``with``
+        block, which closes the socket on leaving (``with client.events() as stream:``);
+        ``stream.close()`` does the same. The socket opens at the first frame asked for.
 
         Without ``since`` the first frame is a ``presence.snapshot``; after a reconnect the
         server replays what was missed (``replay.complete`` ends the replay). ``attach``
@@ -172,6 +179,16 @@ class Client(ClientBase[httpx.BaseTransport]):
         ``attach``): subscribe the session to its news after each (re)connect, from the
         cursor it returns (None: a summary first); ``news`` frames come among the others.
         """
+        return EventStream(self._frames(since, attach, max_failures, idle_timeout, news))
+
+    def _frames(
+        self,
+        since: int | None,
+        attach: bool,
+        max_failures: int | None,
+        idle_timeout: float | None,
+        news: Callable[[], str | None] | None,
+    ) -> Generator[m.Event, None, None]:
         from websockets.exceptions import ConnectionClosed, InvalidHandshake
         from websockets.sync.client import connect
 
@@ -200,6 +217,34 @@ class Client(ClientBase[httpx.BaseTransport]):
             except (OSError, InvalidHandshake, TimeoutError) as exc:
                 stream.failed(exc)
             time.sleep(stream.delay())
+
+
+class EventStream(Iterator[m.Event]):
+    """The frames of ``Client.events()``: an iterator that is also a context manager.
+    Closing it (``close()``, or leaving its ``with`` block) closes the socket and ends
+    the iteration; an iteration abandoned without either closes it when the stream is
+    garbage collected."""
+
+    def __init__(self, frames: Generator[m.Event, None, None]) -> None:
+        self._frames = frames
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> m.Event:
+        return next(self._frames)
+
+    def close(self) -> None:
+        """Close the socket (the frames' generator exits its ``connect`` block)."""
+        self._frames.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
 
 def _news_frame(after: str | None) -> str:

@@ -3,7 +3,7 @@ registry."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 
@@ -18,6 +18,9 @@ from agentlanes.mcp.arguments import (
     about,
 )
 from agentlanes.mcp.lanes import Resolve
+
+if TYPE_CHECKING:
+    from agentlanes.client.models import CheckpointStatus, TaskStatus
 
 
 def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
@@ -67,8 +70,11 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """List the project's tasks with their state and who claimed them."""
         lanes = await resolve(ctx)
+        # The filter goes to the server as the agent wrote it: the server checks the word
+        # and its answer names the states it takes.
+        wanted = cast("TaskStatus | None", status)
         return await lanes.call(
-            lanes.client.tasks.list(status=status, claimed_by=claimed_by, limit=limit)
+            lanes.client.tasks.list(status=wanted, claimed_by=claimed_by, limit=limit)
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -137,7 +143,8 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     ) -> dict[str, Any]:
         """List the project's checkpoints (gates over tasks) and their state."""
         lanes = await resolve(ctx)
-        return await lanes.call(lanes.client.checkpoints.list(status=status))
+        wanted = cast("CheckpointStatus | None", status)  # the server checks the word
+        return await lanes.call(lanes.client.checkpoints.list(status=wanted))
 
     @server.tool(annotations=CHANGES)
     async def checkpoint_resolve(
