@@ -71,6 +71,8 @@ SMALL = 10  # live sessions of the small one
 STAGED_PATHS = 1000  # paths in one conflicts/check
 EVENT_LIMIT = 64 * 1024  # #13: every event at most 64 KB
 IDLE_SOCKETS = 1000
+BURST_CONNECTIONS = 32  # #30: a swarm launched at once
+BURST_AGENTS = 20_000  # distinct names, more than a run sends
 TIMES = "\N{MULTIPLICATION SIGN}"  # ratios, as in the issue's tables
 # Frames of the socket protocol that are not events (measured, not held to the event limit).
 CONTROL_FRAMES = ("presence.snapshot", "replay.complete", "pong", "attached", "error")
@@ -183,6 +185,8 @@ class Figures:
 
     backend: str
     bare: Load | None = None
+    bare_burst: Load | None = None  # 32 connections, as the burst
+    burst: Load | None = None  # distinct agents checking into one project, 32 connections
     heartbeat: Load | None = None
     presence_small: Load | None = None
     presence_swarm: Load | None = None
@@ -254,6 +258,39 @@ def http_rows(url: str, wrk: Wrk, fig: Figures, small: Project, swarm: Project) 
     fig.check_conflicts = len(r.json().get("conflicts", []))
     say(f"{fig.backend}: conflicts/check of {STAGED_PATHS} paths")
     fig.check = wrk.run(url, [check], 16)
+
+
+def burst_row(url: str, wrk: Wrk, fig: Figures) -> None:
+    """A swarm launched at once: distinct agents check into one new project on 32
+    connections (each its own package and notes file: no conflicts), so the live count
+    grows through the run; wrk's threads start at their own share of the agents."""
+    r = httpx.post(
+        url + "/api/v1/projects",
+        json={"name": f"burst-{secrets.token_hex(3)}", "heartbeat_ttl_seconds": 3600},
+        headers=ADMIN,
+    )
+    r.raise_for_status()
+    key = r.json()["api_key"]
+    calls = [
+        Call("POST", "/api/v1/checkin", {"X-API-Key": key}, json.dumps(member(i, "burst")))
+        for i in range(BURST_AGENTS)
+    ]
+    say(f"{fig.backend}: a burst of distinct agents' check-ins, {BURST_CONNECTIONS} conn.")
+    fig.burst = wrk.run(url, calls, BURST_CONNECTIONS)
+
+
+def burst(f: Figures) -> str:
+    """The burst row: rate against bare Litestar at the same connections, and p99."""
+    load, bare = f.burst, f.bare_burst
+    if load is None or bare is None or not bare.rate:
+        return "—"
+    ratio = load.rate / bare.rate
+    ok = ratio >= 0.1 and load.p99_ms <= 100
+    text = (
+        f"{load.rate:,.0f} check-ins/s ({ratio:.3f}{TIMES} bare {bare.rate:,.0f}), "
+        f"p50 {load.p50_ms:.1f} / p99 {load.p99_ms:.1f} ms {mark(ok)}"
+    )
+    return text + (f" [{load.errors} failed]" if load.errors else "")
 
 
 # -- event sizes ----------------------------------------------------------------------------
@@ -618,6 +655,7 @@ def bench_backend(
     say(f"{backend}: bare Litestar")
     bare_call = Call("POST", "/bare", {}, json.dumps({"agent_name": "bare", "n": 1}))
     fig.bare = wrk.run(bare_url, [bare_call], 16)
+    fig.bare_burst = wrk.run(bare_url, [bare_call], BURST_CONNECTIONS)
     env = {
         "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
         "AGENTLANES_LOG_LEVEL": "warning",
@@ -642,6 +680,7 @@ def bench_backend(
         small, swarm = asyncio.run(setup())
         fig.setup_seconds = time.monotonic() - t0
         http_rows(server.url, wrk, fig, small, swarm)
+        burst_row(server.url, wrk, fig)
         say(f"{backend}: event sizes")
         asyncio.run(event_sizes(server.url, server.ws_url, fig, swarm))
         if backend == "postgres":
@@ -736,6 +775,11 @@ def table(figs: list[Figures]) -> str:
             f"presence, {SWARM:,} live (16 conn.)",
             f"≥ 0.1{TIMES} bare",
             lambda f: throughput(f.presence_swarm, f.bare, 0.1),
+        ),
+        row(
+            f"check-in burst, distinct agents, one project ({BURST_CONNECTIONS} conn.)",
+            f"≥ 0.1{TIMES} bare, p99 ≤ 100 ms (#30)",
+            burst,
         ),
         row(
             "check-in, narrow, 10 live (1 client in sequence)",
