@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from litestar import WebSocket
@@ -24,6 +24,7 @@ from agentlanes.api import news_stream
 from agentlanes.api.news_stream import NewsPush
 from agentlanes.errors import AgentlanesError, InvalidInput
 from agentlanes.hub import POLL, Frame, Subscriber
+from agentlanes.server.wsprotocol import SEND_NOW
 from agentlanes.services import presence as presence_service
 from agentlanes.services import realtime, sessions
 from agentlanes.services.context import ServiceContext
@@ -94,6 +95,11 @@ class EventStream:
         self.news: NewsPush | None = None  # the attached session's news (api/news_stream.py)
         self._pump: asyncio.Task[None] | None = None
         self._cutoff: asyncio.Task[None] | None = None
+        # The server's way to write a frame at once (server/wsprotocol.py), if it has one;
+        # used only while the pump waits with nothing queued (_waiting).
+        extensions: dict[str, Any] = socket.scope.get("extensions") or {}
+        self._send_now: Callable[[bytes], bool] | None = extensions.get(SEND_NOW)
+        self._waiting = False
 
     async def send_text(self, text: str) -> None:
         # The raw ASGI message: no per-frame encoding work beyond what the hub did once.
@@ -176,6 +182,8 @@ class EventStream:
             self.project_id, self.ctx.settings.subscriber_queue_size
         )
         self.subscriber.on_overflow = self._overflowed
+        if self._send_now is not None:
+            self.subscriber.direct = self._direct
         if since is None:
             self.last_sent = await self.snapshot()
         else:
@@ -239,7 +247,11 @@ class EventStream:
         assert self.subscriber is not None
         get = self.subscriber.get
         while True:
-            frame: Frame = await get()
+            self._waiting = True
+            try:
+                frame: Frame = await get()
+            finally:
+                self._waiting = False
             if frame is POLL:
                 if not await self.read_log():
                     await self.restart_from_snapshot()
@@ -258,6 +270,18 @@ class EventStream:
             self.last_sent = offset
             if self.news is not None:
                 await self.news.push()
+
+    def _direct(self, frame: Frame) -> bool:
+        """The hub's frame sent at once (True), when it is the next one and the pump is
+        idle: everything before it is sent, and no news push follows it. Otherwise
+        (False) it is queued for the pump, which waits for the socket."""
+        if not self._waiting or self.news is not None or frame.offset != self.last_sent + 1:
+            return False
+        assert self._send_now is not None
+        if not self._send_now(frame.wire()):
+            return False
+        self.last_sent = frame.offset
+        return True
 
     def _overflowed(self) -> None:
         """Called by the hub (synchronously) when this socket's queue is full."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import struct
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -18,13 +19,30 @@ from cachetools import LRUCache
 
 
 class Frame:
-    """One event as it goes out on every socket: encoded to JSON once, not once per socket."""
+    """One event as it goes out on every socket: encoded to JSON once, not once per socket,
+    and framed for the wire once (``wire``)."""
 
-    __slots__ = ("offset", "text")
+    __slots__ = ("_wire", "offset", "text")
 
     def __init__(self, offset: int, text: str) -> None:
         self.offset = offset
         self.text = text
+        self._wire: bytes | None = None
+
+    def wire(self) -> bytes:
+        """The WebSocket text frame a server sends (RFC 6455 section 5.2: final, unmasked,
+        no extensions), made once for every socket."""
+        if self._wire is None:
+            payload = self.text.encode()
+            n = len(payload)
+            if n < 126:
+                head = struct.pack("!BB", 0x81, n)
+            elif n < 1 << 16:
+                head = struct.pack("!BBH", 0x81, 126, n)
+            else:
+                head = struct.pack("!BBQ", 0x81, 127, n)
+            self._wire = head + payload
+        return self._wire
 
     @classmethod
     def of(cls, event: dict[str, Any]) -> Frame:
@@ -46,13 +64,25 @@ class Subscriber:
     sockets each hold one, so it is kept small.
     """
 
-    __slots__ = ("_items", "_waiter", "maxsize", "on_overflow", "overflowed", "project_id")
+    __slots__ = (
+        "_items",
+        "_waiter",
+        "direct",
+        "maxsize",
+        "on_overflow",
+        "overflowed",
+        "project_id",
+    )
 
     def __init__(self, project_id: int, maxsize: int) -> None:
         self.project_id = project_id
         self.maxsize = maxsize
         self.overflowed = False
         self.on_overflow: Callable[[], None] | None = None
+        # Sends a frame at once, when its socket can (True) without waiting: then the
+        # frame is not queued, and no task wakes for it (api/stream.py). One event to
+        # thousands of idle sockets is thousands of writes, not thousands of task switches.
+        self.direct: Callable[[Frame], bool] | None = None
         self._items: deque[Frame] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
@@ -62,6 +92,8 @@ class Subscriber:
     def offer(self, frame: Frame) -> None:
         """Queue a frame without waiting; a full queue marks the subscriber as too slow."""
         if self.overflowed:
+            return
+        if not self._items and self.direct is not None and self.direct(frame):
             return
         if len(self._items) >= self.maxsize:
             self.overflowed = True

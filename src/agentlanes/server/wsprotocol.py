@@ -20,12 +20,44 @@ from __future__ import annotations
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 CLOSE_INVALID_DATA = 1007
+# The ASGI extension (scope["extensions"]) that writes a whole frame at once: a callable
+# taking the frame's bytes, True when written (api/stream.py fans events out with it).
+SEND_NOW = "agentlanes.websocket.send_now"
 
 
 class StalledPeerSafeProtocol(WebSocketsSansIOProtocol):
     """``agentlanes serve`` runs uvicorn with this as its ``ws`` protocol class."""
+
+    conn: ServerProtocol
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the app starts later: it finds the extension in its scope
+            scope["extensions"][SEND_NOW] = self.send_now
+
+    def send_now(self, wire: bytes) -> bool:
+        """Write one whole server frame (``Frame.wire``) now, if the socket is open and
+        writable; False (nothing written) otherwise, and the caller sends it the ASGI way,
+        which waits. The frame is the one ``websocket.send`` would write: no extension is
+        negotiated (``ws_per_message_deflate`` is off), and a server never masks."""
+        if (
+            self.handshake_complete
+            and not self.close_sent
+            and not self.disconnected
+            and self.initial_response is None
+            and self.writable.is_set()
+            and self.conn.state is State.OPEN
+            and not self.conn.extensions
+            and not self.transport.is_closing()
+        ):
+            self.transport.write(wire)
+            return True
+        return False
 
     async def send(self, message: Any) -> None:
         if (
