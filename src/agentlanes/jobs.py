@@ -17,8 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlalchemy import delete, select
-from sqlmodel import col
+from sqlalchemy import delete
+from sqlmodel import col, select
 
 from agentlanes.clock import utcnow
 from agentlanes.server import gc_tuning
@@ -41,11 +41,12 @@ async def prune_events(ctx: ServiceContext) -> int:
     async with ctx.db.write() as db:
         result = await db.exec(delete(Event).where(col(Event.ts) < cutoff))
         removed += result.rowcount or 0
-        for project_id, last in (await db.exec(select(Project.id, Project.last_offset))).all():
+        offsets = select(col(Project.id), col(Project.last_offset))
+        for project_id, last in (await db.exec(offsets)).all():
             if last > keep:
                 result = await db.exec(
                     delete(Event).where(
-                        Event.project_id == project_id, col(Event.offset) <= last - keep
+                        col(Event.project_id) == project_id, col(Event.offset) <= last - keep
                     )
                 )
                 removed += result.rowcount or 0
@@ -57,7 +58,7 @@ async def prune_messages(ctx: ServiceContext) -> int:
     key can make the server keep is bounded in time (SPEC, "One agent cannot hurt
     another"). Runs on the event prune's clock."""
     cutoff = utcnow() - timedelta(days=ctx.settings.message_retention_days)
-    old = select(Message.id).where(col(Message.created_at) < cutoff)
+    old = select(col(Message.id)).where(col(Message.created_at) < cutoff)
     async with ctx.db.write() as db:
         await db.exec(delete(MessageReceipt).where(col(MessageReceipt.message_id).in_(old)))
         result = await db.exec(delete(Message).where(col(Message.created_at) < cutoff))
@@ -71,9 +72,9 @@ async def catch_up(ctx: ServiceContext) -> int:
     if not projects:
         return 0
     async with ctx.db.read() as db:
-        stmt = select(Project.id, Project.last_offset).where(col(Project.id).in_(projects))
-        rows = (await db.exec(stmt)).all()
-    return ctx.hub.catch_up((int(pid), int(last)) for pid, last in rows)
+        stmt = select(col(Project.id), col(Project.last_offset))
+        rows = (await db.exec(stmt.where(col(Project.id).in_(projects)))).all()
+    return ctx.hub.catch_up((pid, int(last)) for pid, last in rows if pid is not None)
 
 
 async def collect_garbage(ctx: ServiceContext) -> int:
