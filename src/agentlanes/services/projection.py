@@ -15,6 +15,7 @@ Heartbeats are not events; their times come from ``services/liveness/`` at read 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -265,30 +266,25 @@ class LiveProject:
         check-ins earlier in one batch, services/checkin_batch.py), searched after them.
         On the calling thread: see :meth:`search` for the event loop."""
         alive = {s.id for s in live} if len(live) != len(self.sessions) else None
+        asked = functools.partial(
+            ConflictDetector.find,
+            declared_area=declared_area,
+            patterns=patterns,
+            paths=paths,
+            exclude_session_id=exclude_session_id,
+            deadline=deadline,
+            max_files=max_files,
+        )
         found = [
             c
-            for c in self.detector.find(
-                declared_area=declared_area,
-                patterns=patterns,
-                paths=paths,
-                exclude_session_id=exclude_session_id,
-                deadline=deadline,
-                max_files=max_files,
-            )
+            for c in asked(self.detector)
             if (alive is None or c.session_id in alive)
             and (exclude_agent_name is None or c.agent_name != exclude_agent_name)
         ]
         if also is not None:
             found += [
                 c
-                for c in also.find(
-                    declared_area=declared_area,
-                    patterns=patterns,
-                    paths=paths,
-                    exclude_session_id=exclude_session_id,
-                    deadline=deadline,
-                    max_files=max_files,
-                )
+                for c in asked(also)
                 if exclude_agent_name is None or c.agent_name != exclude_agent_name
             ]
         return self._graded(found, edits or {}, patterns, paths, deadline, max_files, margin)
