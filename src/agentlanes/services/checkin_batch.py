@@ -120,8 +120,12 @@ class CheckinBatches:
                 await decide(CheckinBatch(tx, items))
         except BaseException as exc:  # rolled back: nothing of the batch was written
             for item in items or self._take(project_id):
-                if not item.answer.done():
+                if item.answer.done():
+                    continue
+                if isinstance(exc, Exception):
                     item.answer.set_exception(exc)
+                else:  # the drain itself is cancelled (the server stopping)
+                    item.answer.cancel()
             if not isinstance(exc, Exception):
                 raise
             return
