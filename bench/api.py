@@ -55,6 +55,7 @@ from websockets.asyncio.client import ClientConnection, connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.server import bench_server, free_port  # noqa: E402
 from bench.services import (  # noqa: E402
     POSTGRES_ADMIN_URL,
     postgres_or_exit,
@@ -62,7 +63,6 @@ from bench.services import (  # noqa: E402
     scratch_postgres,
 )
 from bench.wrk import Call, Load, Wrk, find_wrk, preflight  # noqa: E402
-from tests.support.server import ServerProcess, free_port  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin-token-of-at-least-32-characters"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -656,14 +656,9 @@ def bench_backend(
     bare_call = Call("POST", "/bare", {}, json.dumps({"agent_name": "bare", "n": 1}))
     fig.bare = wrk.run(bare_url, [bare_call], 16)
     fig.bare_burst = wrk.run(bare_url, [bare_call], BURST_CONNECTIONS)
-    env = {
-        "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
-        "AGENTLANES_LOG_LEVEL": "warning",
-        "AGENTLANES_DATABASE_URL": db_url,
-        "AGENTLANES_REDIS_URL": "",
-        "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",
-    }
-    server = ServerProcess(env, work).start(timeout=90)
+    server = bench_server(
+        work, ADMIN_TOKEN, database_url=db_url, redis_url="", rate_limit_per_minute=0
+    ).start(timeout=90)
     try:
         say(f"{backend}: {SWARM + SMALL} check-ins to set up")
         t0 = time.monotonic()

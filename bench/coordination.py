@@ -14,8 +14,11 @@ import argparse
 import asyncio
 import os
 import secrets
+import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -23,10 +26,37 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.api import ADMIN, drive, row  # noqa: E402
-from tests.support.server import ServerProcess  # noqa: E402
+from bench.api import ADMIN, ADMIN_TOKEN  # noqa: E402
+from bench.server import bench_server  # noqa: E402
 
 AGENTS = 32
+
+
+async def drive(
+    n: int, concurrency: int, call: Callable[[int], Awaitable[httpx.Response]]
+) -> tuple[float, list[float]]:
+    """``n`` calls from ``concurrency`` clients: the seconds they took, and each one's."""
+    latencies: list[float] = []
+    counter = iter(range(n))
+
+    async def worker() -> None:
+        for i in counter:
+            t0 = time.perf_counter()
+            r = await call(i)
+            latencies.append(time.perf_counter() - t0)
+            if r.status_code >= 500:
+                raise RuntimeError(f"{r.status_code}: {r.text}")
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - t0, latencies
+
+
+def row(name: str, elapsed: float, lat: list[float]) -> str:
+    lat.sort()
+    p50 = statistics.median(lat) * 1000
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000
+    return f"| {name} | {len(lat) / elapsed:,.0f} | {p50:.1f} | {p99:.1f} |"
 
 
 async def bench(url: str, label: str, n: int, c: int) -> list[str]:
@@ -118,13 +148,12 @@ def main() -> None:
     ap.add_argument("--postgres", action="store_true", help="also run against PostgreSQL")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="agentlanes-bench-"))
-    env = {"AGENTLANES_ADMIN_TOKEN": "bench-admin", "AGENTLANES_LOG_LEVEL": "warning"}
     targets = [("sqlite", f"sqlite:///{work / 'bench.db'}")]
     if args.postgres:
         targets.append(("postgres", "postgresql://postgres@127.0.0.1:5432/test"))
     rows = ["| endpoint | req/s | p50 ms | p99 ms |", "| --- | ---: | ---: | ---: |"]
     for label, url in targets:
-        server = ServerProcess({**env, "AGENTLANES_DATABASE_URL": url}, work).start()
+        server = bench_server(work, ADMIN_TOKEN, database_url=url).start()
         try:
             rows += asyncio.run(bench(server.url, label, args.requests, args.concurrency))
         finally:

@@ -39,8 +39,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.server import ServerProcess, bench_server  # noqa: E402
 from tests.browser.swarm import agent, coordinate  # noqa: E402
-from tests.support.server import ServerProcess  # noqa: E402
 
 CHROMIUM = os.environ.get("AGENTLANES_TEST_CHROMIUM", "/usr/bin/chromium")
 ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026"}
@@ -214,13 +214,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        env = {
-            "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
-            "AGENTLANES_LOG_LEVEL": "warning",
-            "AGENTLANES_DATABASE_URL": f"sqlite:///{Path(tmp) / 'agentlanes.db'}",
-            "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",
-        }
-        server = ServerProcess(env, Path(tmp)).start()
+        token = ADMIN["Authorization"].split()[1]
+        server = bench_server(Path(tmp), token, rate_limit_per_minute=0).start()
         try:
             run(server, args, sync_playwright)
         finally:

@@ -51,6 +51,10 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.server import bench_server
+
 HOST = "127.0.0.1"
 LATENCY_RATE = 5  # events per second in the latency phase
 LATENCY_EVENTS = 20
@@ -308,26 +312,21 @@ async def start_agentlanes(workdir: Path, redis_url: str = "") -> Target:
     code) and the server only fans out what arrives through Redis, as a fan-out node of a
     cluster would; the publishing work then sits outside the measured server, as it does
     for the baselines."""
-    port = free_port()
     database_url = f"sqlite:///{workdir / 'bench.db'}"
     prefix = f"bench-{secrets.token_hex(4)}"
-    env = {
-        **os.environ,
-        "AGENTLANES_DATABASE_URL": database_url,
-        "AGENTLANES_REDIS_URL": redis_url,
-        "AGENTLANES_REDIS_CHANNEL_PREFIX": prefix,
-        "AGENTLANES_HOST": HOST,
-        "AGENTLANES_PORT": str(port),
-        "AGENTLANES_ADMIN_TOKEN": BENCH_ADMIN,
-        "AGENTLANES_LOG_LEVEL": "warning",
-        "AGENTLANES_SUBSCRIBER_QUEUE_SIZE": "1000",
+    server = bench_server(
+        workdir,
+        BENCH_ADMIN,
+        database_url=database_url,
+        redis_url=redis_url,
+        redis_channel_prefix=prefix,
+        subscriber_queue_size=1000,
         # Every subscriber is on one project: above the default cap of 5,000 sockets per
         # project and process the next socket would be closed with 4429.
-        "AGENTLANES_MAX_SOCKETS_PER_PROJECT": "100000",
-    }
-    proc = subprocess.Popen([sys.executable, "-m", "agentlanes", "serve"], env=env, cwd=workdir)
-    wait_port(port, proc)
-    base = f"http://{HOST}:{port}"
+        max_sockets_per_project=100000,
+    ).start(timeout=60)
+    assert server.proc is not None
+    proc, port, base = server.proc, server.port, server.url
     async with httpx.AsyncClient(base_url=base, timeout=30) as admin:
         r = await admin.post(
             "/api/v1/projects",
@@ -373,7 +372,7 @@ async def start_agentlanes(workdir: Path, redis_url: str = "") -> Target:
         await http.aclose()
         if peer_hub is not None:
             await peer_hub.stop()
-        stop(proc)
+        server.stop()
 
     return Target(
         name, port, proc, "/api/v1/events", {"X-API-Key": key},

@@ -34,8 +34,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,7 +43,12 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.server import ServerProcess, bench_server
+
 PY = sys.executable
+ADMIN_TOKEN = "bench-admin-token-for-hook-timings-2026"
 GUARD_TARGET_MS = 60  # median per PreToolUse call of `lanes guard`
 AGENT_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "agent_hooks"
 ADAPTERS = ("codex", "cursor", "gemini", "copilot", "cline", "opencode", "windsurf")
@@ -89,34 +92,9 @@ def adapter_command(lanes: str, agent: str, event: str) -> list[str]:
     return [lanes, "guard", "--agent", agent] + (["--event", event] if agent == "copilot" else [])
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'bench.db'}",
-        "AGENTLANES_ADMIN_TOKEN": "bench-admin-token-for-hook-timings-2026",
-        "AGENTLANES_PORT": str(port),
-        "AGENTLANES_HOST": "127.0.0.1",
-        "AGENTLANES_LOG_LEVEL": "warning",
-    }
-    log = (workdir / "server.log").open("wb")
-    proc = subprocess.Popen([PY, "-m", "agentlanes", "serve"], env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("server did not start:\n" + (workdir / "server.log").read_text())
+def start_server(workdir: Path) -> ServerProcess:
+    """The server the hooks talk to (SQLite in ``workdir``)."""
+    return bench_server(workdir, ADMIN_TOKEN).start(timeout=60)
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], stdin: str | None = None) -> float:
@@ -136,9 +114,10 @@ def main() -> int:
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="agentlanes-bench-hook-"))
-    proc, url = start_server(workdir)
+    server = start_server(workdir)
+    url = server.url
     try:
-        admin = {"Authorization": "Bearer bench-admin-token-for-hook-timings-2026"}
+        admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
         project = httpx.post(
             f"{url}/api/v1/projects",
             json={"name": f"bench-{secrets.token_hex(3)}", "heartbeat_ttl_seconds": 86_400},
@@ -312,11 +291,7 @@ def main() -> int:
         ).stderr.decode()
         run(guard, repo, guard_env, hook_event("SessionEnd", reason="other"))
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
     def row(name: str, xs: list[float]) -> str:

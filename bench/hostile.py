@@ -37,7 +37,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.server import ServerProcess  # noqa: E402
+from bench.server import ServerProcess, bench_server  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin-token-of-at-least-32-characters"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -263,14 +263,9 @@ def main() -> None:
     cases = [c for c in CASES if not wanted or any(w in c.name for w in wanted)]
 
     workdir = Path(tempfile.mkdtemp(prefix="agentlanes-hostile-"))
-    env = {
-        "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
-        "AGENTLANES_LOG_LEVEL": "warning",
-        "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'agentlanes.db'}",
-    }
+    server = bench_server(workdir, ADMIN_TOKEN)
     if args.src:
-        env["PYTHONPATH"] = os.path.abspath(args.src)
-    server = ServerProcess(env, workdir)
+        server.env["PYTHONPATH"] = os.path.abspath(args.src)
 
     def start() -> Bystander:
         server.start()

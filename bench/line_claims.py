@@ -39,8 +39,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.server import bench_server  # noqa: E402
 from bench.wrk import Call, Load, Wrk, find_wrk, preflight  # noqa: E402
-from tests.support.server import ServerProcess  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin-token-with-at-least-32-chars"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -114,13 +114,9 @@ def main() -> int:
     args = ap.parse_args()
     wrk_binary = find_wrk()
     work = Path(tempfile.mkdtemp(prefix="agentlanes-bench-lines-"))
-    env = {
-        "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
-        "AGENTLANES_LOG_LEVEL": "warning",
-        "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",
-        "AGENTLANES_DATABASE_URL": args.database_url or f"sqlite:///{work / 'bench.db'}",
-    }
-    server = ServerProcess(env, work).start(timeout=90)
+    server = bench_server(
+        work, ADMIN_TOKEN, database_url=args.database_url, rate_limit_per_minute=0
+    ).start(timeout=90)
     wrk = Wrk(wrk_binary, work, args.seconds)
     rows: dict[str, Load] = {}
     conflicts: dict[str, int] = {}

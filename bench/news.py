@@ -35,8 +35,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.server import bench_server  # noqa: E402
 from bench.wrk import Call, Load, Wrk, find_wrk, preflight  # noqa: E402
-from tests.support.server import ServerProcess  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin-token-with-at-least-32-chars"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -113,7 +113,8 @@ def keepalive_latency(url: str, work: Path, messages: int) -> list[float]:
     latencies = []
     try:
         deadline = time.monotonic() + 30
-        while not news_file.exists() or news_file.read_text().count("\n") < 2:  # the summary
+        # Its first line names the cursor it reads from: from then on it appends news.
+        while not news_file.exists() or news_file.read_text().count("\n") < 1:
             if time.monotonic() > deadline:
                 raise SystemExit("the keepalive wrote no news")
             time.sleep(0.05)
@@ -146,13 +147,9 @@ def main() -> int:
     args = ap.parse_args()
     wrk_binary = find_wrk()
     work = Path(tempfile.mkdtemp(prefix="agentlanes-bench-news-"))
-    env = {
-        "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
-        "AGENTLANES_LOG_LEVEL": "warning",
-        "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",
-        "AGENTLANES_DATABASE_URL": args.database_url or f"sqlite:///{work / 'bench.db'}",
-    }
-    server = ServerProcess(env, work).start(timeout=90)
+    server = bench_server(
+        work, ADMIN_TOKEN, database_url=args.database_url, rate_limit_per_minute=0
+    ).start(timeout=90)
     wrk = Wrk(wrk_binary, work, args.seconds)
     runs: dict[int, list[Load]] = {10: [], 1000: []}
     try:

@@ -27,6 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.server import bench_server  # noqa: E402
 from bench.services import (  # noqa: E402
     POSTGRES_ADMIN_URL,
     REDIS_URL,
@@ -37,7 +38,6 @@ from bench.services import (  # noqa: E402
 )
 from bench.wrk import Call, Load, Wrk, find_wrk, preflight  # noqa: E402
 from tests.support.nginx import PrivateNginx  # noqa: E402
-from tests.support.server import ServerProcess  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin-token-for-the-nginx-run-2026"
 SESSIONS = 100
@@ -93,16 +93,16 @@ def main() -> None:
         scratch_postgres(args.pg_admin_url) as database_url,
     ):
         workdir = Path(tmp)
-        env = {
-            "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
-            "AGENTLANES_LOG_LEVEL": "warning",
-            "AGENTLANES_DATABASE_URL": database_url,
-            "AGENTLANES_REDIS_URL": args.redis_url,
-            "AGENTLANES_REDIS_CHANNEL_PREFIX": f"bench-{secrets.token_hex(4)}",
-            "AGENTLANES_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",
+        settings = {
+            "redis_url": args.redis_url,
+            "redis_channel_prefix": f"bench-{secrets.token_hex(4)}",
+            "allowed_hosts": "127.0.0.1,localhost",
+            "rate_limit_per_minute": 0,
         }
-        backends = [ServerProcess(env, workdir) for _ in range(args.processes)]
+        backends = [
+            bench_server(workdir, ADMIN_TOKEN, database_url=database_url, **settings)
+            for _ in range(args.processes)
+        ]
         nginx_all = PrivateNginx(workdir / "all", [f"127.0.0.1:{b.port}" for b in backends])
         nginx_one = PrivateNginx(workdir / "one", [f"127.0.0.1:{backends[0].port}"])
         try:

@@ -25,7 +25,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.hook import PY, run, start_server
+from bench.hook import ADMIN_TOKEN, PY, run, start_server
 
 
 def main() -> int:
@@ -34,9 +34,10 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        proc, url = start_server(work)
+        server = start_server(work)
+        url = server.url
         try:
-            admin = {"Authorization": "Bearer bench-admin-token-for-hook-timings-2026"}
+            admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
             project = httpx.post(
                 f"{url}/api/v1/projects", json={"name": "bench-edits"}, headers=admin, timeout=10
             ).json()
@@ -90,8 +91,7 @@ def main() -> int:
                 print(f"{name}: median {statistics.median(xs):.1f} ms, p90 {p90:.1f} ms")
             run(guard, repo, env, event("SessionEnd", reason="other"))
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            server.stop()
     return 0
 
 

@@ -25,7 +25,7 @@ import httpx
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.support.server import ServerProcess
+from bench.server import bench_server
 
 ADMIN = {"Authorization": "Bearer admin-secret-for-the-test-suite-2026-sizing"}
 
@@ -71,14 +71,11 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="agentlanes-sizing-"))
     db = work / "sizing.db"
-    server = ServerProcess(
-        {
-            "AGENTLANES_ADMIN_TOKEN": ADMIN["Authorization"].split()[1],
-            "AGENTLANES_DATABASE_URL": f"sqlite:///{db}",
-            "AGENTLANES_LOG_LEVEL": "warning",
-            "AGENTLANES_HEARTBEAT_TTL_SECONDS": "3600",
-        },
+    server = bench_server(
         work,
+        ADMIN["Authorization"].split()[1],
+        database_url=f"sqlite:///{db}",
+        heartbeat_ttl_seconds=3600,
     ).start()
     assert server.proc is not None
     pid = server.proc.pid

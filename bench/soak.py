@@ -64,6 +64,7 @@ from websockets.exceptions import ConnectionClosed
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.server import ServerProcess, bench_server  # noqa: E402
 from bench.services import (  # noqa: E402
     POSTGRES_ADMIN_URL,
     REDIS_URL,
@@ -72,7 +73,6 @@ from bench.services import (  # noqa: E402
     redis_or_exit,
     scratch_postgres,
 )
-from tests.support.server import ServerProcess  # noqa: E402
 
 ADMIN_TOKEN = "soak-admin-token-of-at-least-32-characters"
 HEARTBEAT_INTERVAL = 30  # the project's settings: the SPEC's defaults
@@ -716,16 +716,14 @@ def main() -> None:
     raise_open_files()
 
     work = Path(tempfile.mkdtemp(prefix="agentlanes-soak-"))
-    env = {
-        "AGENTLANES_ADMIN_TOKEN": ADMIN_TOKEN,
-        "AGENTLANES_LOG_LEVEL": "warning",
-        "AGENTLANES_RATE_LIMIT_PER_MINUTE": "0",
-        "AGENTLANES_REDIS_URL": "" if args.no_redis else args.redis_url,
-        "AGENTLANES_REDIS_CHANNEL_PREFIX": f"soak-{secrets.token_hex(4)}",
+    settings = {
+        "rate_limit_per_minute": 0,
+        "redis_url": "" if args.no_redis else args.redis_url,
+        "redis_channel_prefix": f"soak-{secrets.token_hex(4)}",
     }
 
     def run(db_url: str, sqlite_file: Path | None) -> None:
-        server = ServerProcess({**env, "AGENTLANES_DATABASE_URL": db_url}, work).start(timeout=90)
+        server = bench_server(work, ADMIN_TOKEN, database_url=db_url, **settings).start(timeout=90)
         backend = "SQLite" if sqlite_file else "PostgreSQL"
         hub = "in-memory hub" if args.no_redis else "Redis"
         say(f"server up ({backend}, {hub}); soaking for {minutes:g} min")

@@ -105,3 +105,53 @@ def test_guard_allow_reaches_claudes_hook(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["--agent", "claude", "--allow"]) == 0  # not "unknown option --allow"
     assert main(["--agent", "copilot", "--allow"]) == 1  # Claude Code's option only
+
+
+CALLS = [
+    # (adapter, payload, the call in Claude Code's terms)
+    ("cursor", {"tool_name": "Edit", "tool_input": {"path": "a.py"}},
+     ("Write", {"file_path": "a.py"})),
+    ("cursor", {"tool_name": "Shell", "tool_input": {"command": "ls"}},
+     ("Bash", {"command": "ls"})),
+    ("cursor", {"tool_name": "Read", "tool_input": {"file_path": "a.py"}}, None),
+    ("gemini", {"tool_name": "replace", "tool_input": {"file_path": "a.py", "path": "b"}},
+     ("Write", {"file_path": "a.py"})),
+    ("gemini", {"tool_name": "run_shell_command", "tool_input": {"command": 3}}, None),
+    ("cline", {"toolName": "write_to_file", "parameters": {"path": "a.py", "file_path": "b"}},
+     ("Write", {"file_path": "a.py"})),
+    ("cline", {"toolName": "apply_patch", "parameters": {"path": "a.py"}},
+     ("Write", {"file_path": "a.py"})),
+    ("copilot", {"toolName": "apply_patch", "toolArgs": {"input": "", "patch": "P"}},
+     ("apply_patch", {"command": "P"})),
+    ("copilot", {"toolName": "apply_patch", "toolArgs": {}}, ("apply_patch", {"command": None})),
+    ("copilot", {"toolName": "str_replace_editor", "toolArgs": {"command": "view", "path": "a"}},
+     None),
+    ("opencode", {"tool": "write", "args": {"filePath": "a.py", "path": "b"}},
+     ("Write", {"file_path": "a.py"})),
+    ("opencode", {"tool": "patch", "args": {"patchText": "P", "input": "Q"}},
+     ("apply_patch", {"command": "P"})),
+    ("opencode", {"tool": "bash", "args": {"command": "ls"}}, ("Bash", {"command": "ls"})),
+    ("opencode", {"tool": "edit", "args": {"filePath": ""}}, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("adapter", "payload", "expected"), CALLS)
+def test_each_adapter_reads_its_tool_calls_by_the_one_rule(
+    adapter: str, payload: dict[str, object], expected: object
+) -> None:
+    import importlib
+
+    module = importlib.import_module(f"agentlanes.hooks.adapters.{adapter}")
+    # Cline's ``_call`` takes the hook's own object (``preToolUse``), the others the event.
+    assert module._call(payload) == expected
+
+
+def test_file_call_takes_the_first_key_that_is_set() -> None:
+    from agentlanes.hooks.adapters.core import file_call
+
+    tools = {"file_tools": frozenset({"w"}), "path_keys": ("a", "b")}
+    assert file_call("w", {"a": "", "b": "x.py"}, **tools) == ("Write", {"file_path": "x.py"})
+    assert file_call("w", {"a": "y.py", "b": "x.py"}, **tools) == ("Write", {"file_path": "y.py"})
+    assert file_call("w", {"a": None, "b": ""}, **tools) is None
+    assert file_call("w", "not an object", **tools) is None
+    assert file_call("other", {"a": "y.py"}, **tools) is None

@@ -141,3 +141,32 @@ def test_soak_reads_the_servers_own_slow_requests_from_its_histogram() -> None:
         "this process's stalls over 20 ms: 1 of its event loop (longest 68 ms), "
         "2 garbage collections (longest 77 ms)"
     )
+
+
+def test_every_bench_starts_its_server_through_bench_server() -> None:
+    """One way to start `agentlanes serve` in bench/ (bench/server.py): no bench builds its
+    own process or its own ServerProcess."""
+    own = [
+        path.name
+        for path in sorted((ROOT / "bench").glob("*.py"))
+        if path.name != "server.py"
+        and any(
+            needle in path.read_text()
+            for needle in ("ServerProcess(", '"agentlanes", "serve"', "'agentlanes', 'serve'")
+        )
+    ]
+    assert own == []
+
+
+def test_bench_server_passes_the_benchs_settings_to_the_server(tmp_path: Path) -> None:
+    from bench.server import bench_server
+
+    server = bench_server(tmp_path, "t" * 32, redis_url="", rate_limit_per_minute=0)
+    assert server.env["AGENTLANES_ADMIN_TOKEN"] == "t" * 32
+    assert server.env["AGENTLANES_DATABASE_URL"] == f"sqlite:///{tmp_path / 'bench.db'}"
+    assert server.env["AGENTLANES_LOG_LEVEL"] == "warning"
+    assert server.env["AGENTLANES_REDIS_URL"] == ""
+    assert server.env["AGENTLANES_RATE_LIMIT_PER_MINUTE"] == "0"
+    assert server.workdir == tmp_path and server.proc is None  # not started yet
+    other = bench_server(tmp_path, "t" * 32, database_url="postgresql://x/y")
+    assert other.env["AGENTLANES_DATABASE_URL"] == "postgresql://x/y"

@@ -10,6 +10,7 @@ from agentlanes.domain.conflicts import ConflictDetector, Scope
 from agentlanes.domain.globs import (
     PatternError,
     PatternLimits,
+    claimed_paths,
     claims,
     claims_for_certain,
     clear_caches,
@@ -324,6 +325,21 @@ def test_a_stored_pattern_that_claims_nothing_is_passed_over() -> None:
     assert detector.find(patterns=["{,}"]) == []
     detector.remove("old")
     assert [c.session_id for c in detector.find(patterns=["src/x"])] == ["new"]
+
+
+def test_claimed_paths_keeps_the_paths_some_pattern_claims_in_order() -> None:
+    """What the CLI's ``status --edits`` and the hook's session end both ask: which of
+    these paths do my claims cover. A pattern this version cannot read claims nothing."""
+    with pytest.raises(PatternError):
+        claims("{,}", "src/x")
+    paths = ["src/b.py", "docs/a.md", "src/a.py", "README", "Makefile/x"]
+    assert claimed_paths(["{,}", "src/**", "src/*.py", "Makefile"], paths) == [
+        "src/b.py",
+        "src/a.py",
+        "Makefile/x",
+    ]
+    assert claimed_paths(iter(["docs/*.md", "src/a.py"]), iter(paths)) == ["docs/a.md", "src/a.py"]
+    assert claimed_paths([], paths) == []
 
 
 def test_limits_come_from_the_caller() -> None:

@@ -316,20 +316,10 @@ def _lines(ranges: list[list[int]]) -> str:
 
 def _claimed(client: Any, session: dict[str, Any], paths: list[str]) -> list[str]:
     """The paths the session's claims cover (as presence shows them)."""
-    from agentlanes.domain.globs.claims import claims
+    from agentlanes.domain.globs.claims import claimed_paths
 
     mine = [s for s in client.presence().sessions if s.session_id == session.get("session_id")]
-    patterns = list(mine[0].declared_files) if mine else []
-    out = []
-    for path in paths:
-        for pattern in patterns:
-            try:
-                if claims(pattern, path):
-                    out.append(path)
-                    break
-            except Exception:  # a pattern this version cannot read
-                continue
-    return out
+    return claimed_paths(mine[0].declared_files if mine else [], paths)
 
 
 def _list_local(sessions: list[dict[str, Any]], args: argparse.Namespace) -> int:

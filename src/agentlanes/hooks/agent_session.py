@@ -297,21 +297,12 @@ def _touched_locally(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
     """The changed files that the session's saved patterns claim (matched here: the server
     no longer knows a session that has ended)."""
     from agentlanes.client.worktree import changed_files
-    from agentlanes.domain.globs.claims import claims
+    from agentlanes.domain.globs.claims import claimed_paths
 
     patterns = [p for p in session.get("declared_files") or [] if isinstance(p, str)]
     if cfg.root is None or not patterns:
         return []
-    out = []
-    for path in changed_files(cfg.root)[:10_000]:
-        for pattern in patterns:
-            try:
-                if claims(pattern, path):
-                    out.append(path)
-                    break
-            except Exception:  # a pattern this version cannot read
-                continue
-    return out
+    return claimed_paths(patterns, changed_files(cfg.root)[:10_000])
 
 
 def _touched(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:

@@ -5,24 +5,28 @@ Each overlapping pair of live sessions appears once, seen from the older session
 kept per project in the service context (``services/pair_index.py``), and only the
 sessions whose claim changed since the last request are decided again: the live sessions
 are read from the live projection, brought up to the last committed event on every
-request (as presence is), so the answer never lags the sessions.
+request (as presence is), so the answer never lags the sessions, and they are decided
+against the projection's own conflict detector, the index the check-ins search.
 
 Deciding is bounded as a check-in's search is (SPEC "One agent cannot hurt another"): in a
-worker thread, by ``conflict_search_seconds`` from the request's start, with at most
-``answer_max_files`` overlaps per pair. The sessions not decided by then are ``pending``:
-the answer says how many, and the next request goes on with them (one that ran out of time
-goes after the others, so it never holds them back).
+worker thread, by ``conflict_search_seconds`` of work, with at most ``answer_max_files``
+overlaps per pair. The sessions not decided by then are ``pending``: the answer says how
+many, and the next request goes on with them (one that ran out of time goes after the
+others, so it never holds them back). The project's check-ins and news wait for the index
+meanwhile, a slice at a time: a slice ends between two sessions once ``SLICE_SECONDS`` of
+work have passed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import anyio.to_thread
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import Scope, work_clock
+from agentlanes.domain.conflicts import ConflictDetector, Scope, work_clock
 from agentlanes.domain.edits import CLAIMS, grade_pair
 from agentlanes.errors import InvalidInput
 from agentlanes.services import line_claims
@@ -34,6 +38,8 @@ from agentlanes.settings import LIMITS
 from agentlanes.store.models import Project
 
 DEFAULT_LIMIT = 1000
+# The work of deciding done at a time while the project's check-ins wait for its index.
+SLICE_SECONDS = 0.02
 # Like an agent.conflict event: a pair names a few shared paths, and says how many there are.
 FILES_PER_PAIR = 3
 
@@ -68,7 +74,7 @@ def _grade(
 def _pair_view(
     entry: ProjectPairs, pair: Pair, rows: dict[str, LiveSession], margin: int
 ) -> dict[str, Any]:
-    a, b = entry.scopes[pair.a], entry.scopes[pair.b]
+    a, b = entry.decided[pair.a], entry.decided[pair.b]
     grade, edited = _grade(pair, rows, margin)
     # Certain overlaps first, so a short list still shows the ones that matter.
     files = sorted(pair.files(), key=lambda f: not f["certain"])
@@ -96,7 +102,6 @@ async def current_conflicts(
     if not 1 <= limit <= LIMITS.conflict_pairs_limit:
         raise InvalidInput("limit", f"must be 1-{LIMITS.conflict_pairs_limit}")
     assert project.id is not None
-    budget = ctx.settings.conflict_search_seconds
     # The live projection, brought up to the last committed event (as presence is): the
     # sessions and the offset they reflect, with heartbeats not yet written through.
     current, live = await live_sessions(ctx, project.id, utcnow())
@@ -105,13 +110,38 @@ async def current_conflicts(
     files = ctx.settings.answer_max_files
     margin = project.line_margin
     async with entry.lock():
-        # Deciding and grading both in a worker thread (grading reads the pairs' edits).
-        return await anyio.to_thread.run_sync(
-            lambda: (
-                entry.sync(live, deadline=work_clock() + budget, max_files=files),
-                _answer(entry, live, offset, limit, margin),
-            )[1]
-        )
+        ids = [s.id for s in live]
+        left = ctx.settings.conflict_search_seconds
+        paused = True
+        while paused and left > 0:
+            # Against the projection's index, which the project's check-ins search too,
+            # a slice at a time: a long first decision makes them wait no longer than one.
+            paused, spent = await current.in_thread(
+                partial(_decide, entry, current.detector, ids, left, files)
+            )
+            left -= spent
+        # Grading (in a worker thread too) reads the pairs' edits, not the index.
+        return await anyio.to_thread.run_sync(_answer, entry, live, offset, limit, margin)
+
+
+def _decide(
+    entry: ProjectPairs,
+    detector: ConflictDetector,
+    live: Sequence[str],
+    budget: float,
+    max_files: int,
+) -> tuple[bool, float]:
+    """One slice of deciding (``ProjectPairs.sync``): whether it paused with work left,
+    and the work it took (seconds of this thread's CPU time)."""
+    start = work_clock()
+    paused = entry.sync(
+        detector,
+        live,
+        deadline=start + budget,
+        pause=start + min(SLICE_SECONDS, budget),
+        max_files=max_files,
+    )
+    return paused, work_clock() - start
 
 
 def _answer(
@@ -127,7 +157,7 @@ def _answer(
         certain = sum(1 for p in partners.values() if p.certain)
         agents.append(
             {
-                **_side(entry.scopes[sid]),
+                **_side(entry.decided[sid]),
                 "partners": len(partners),
                 "certain_partners": certain,
             }

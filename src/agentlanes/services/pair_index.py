@@ -1,6 +1,8 @@
 """The pair lists a process keeps per project for ``services/conflict_pairs.py``: the
-detector's index of the decided sessions and their overlapping pairs, so that a request
-decides again only the sessions whose claim changed. Held by the service context."""
+overlapping pairs of the decided sessions and the scope each was decided with, so that a
+request decides again only the sessions whose claim changed. The deciding reads the live
+projection's conflict detector (in ``LiveProject.in_thread``): no second index of the
+project's patterns. Held by the service context."""
 
 from __future__ import annotations
 
@@ -18,12 +20,7 @@ from agentlanes.domain.conflicts import (
     SearchTooLong,
     work_clock,
 )
-from agentlanes.services.projection import LiveSession
 from agentlanes.settings import LIMITS
-
-
-def _scope(s: LiveSession) -> Scope:
-    return Scope(s.id, s.agent_name, s.declared_area, tuple(s.declared_files or ()))
 
 
 def _file_view(f: Any, *, swap: bool) -> dict[str, Any]:
@@ -56,9 +53,9 @@ class Pair:
 
 @dataclass
 class ProjectPairs:
-    detector: ConflictDetector = field(default_factory=ConflictDetector)
-    # The decided sessions (those in the detector's index).
-    scopes: dict[str, Scope] = field(default_factory=dict)
+    # The decided sessions, each with the scope it was decided with: one whose scope is
+    # no longer this is decided again.
+    decided: dict[str, Scope] = field(default_factory=dict)
     order: dict[str, int] = field(default_factory=dict)
     # session id -> {partner id -> the pair}; each pair is held under both ids.
     pairs: dict[str, dict[str, Pair]] = field(default_factory=dict)
@@ -82,52 +79,63 @@ class ProjectPairs:
 
     def sync(
         self,
-        live: Sequence[LiveSession],
+        detector: ConflictDetector,
+        live: Sequence[str],
         *,
         deadline: float | None = None,
+        pause: float | None = None,
         max_files: int | None = None,
-    ) -> None:
-        """Decide the sessions whose claim changed; those left when ``deadline``
-        (``work_clock()``: this thread's CPU time) passes stay ``pending``."""
-        current = {s.id: _scope(s) for s in live}
+    ) -> bool:
+        """Decide the live sessions (ids, oldest first) whose claim changed, against
+        ``detector``, the live projection's index, with each session's scope as the
+        index holds it (a session it no longer holds has ended: left out). The index holds
+        every session not ended: its answers are kept for the decided ones alone. Those
+        left when ``deadline`` (``work_clock()``: this thread's CPU time) passes stay
+        ``pending``; so do those left when ``pause`` passes between two sessions (one at
+        least is decided), and then the answer is True: call again to go on."""
+        held = map(detector.scope_of, live)
+        current = {sc.session_id: sc for sc in held if sc is not None}
         self.order = {sid: i for i, sid in enumerate(current)}
-        gone = self.scopes.keys() - current.keys()
-        changed = [sid for sid, sc in current.items() if self.scopes.get(sid) != sc]
-        for sid in gone:
-            self.detector.remove(sid)
+        decided = self.decided
+        for sid in decided.keys() - current.keys():
             self.drop(sid)
-            del self.scopes[sid]
+            del decided[sid]
+        changed = [sid for sid, sc in current.items() if decided.get(sid) != sc]
         for sid in changed:
-            if self.scopes.pop(sid, None) is not None:
-                self.detector.remove(sid)
+            if decided.pop(sid, None) is not None:
                 self.drop(sid)
         self.slow &= current.keys()
         changed.sort(key=self.slow.__contains__)  # stable: the slow ones last
-        # Each changed session is decided against the index *before* it joins it, so a
-        # pair of two changed sessions is decided once, by the later one (a fresh start
-        # decides n(n-1)/2 pairs, not n(n-1)).
+        # Each changed session keeps the pairs with the sessions decided before it, so a
+        # pair of two changed sessions is kept once, by the later one.
         self.pending = []
         for k, sid in enumerate(changed):
             sc = current[sid]
-            if deadline is not None and work_clock() > deadline:
+            now = work_clock()
+            if deadline is not None and now > deadline:
                 self.pending = changed[k:]
-                return
+                return False
+            if pause is not None and k and now > pause:  # one at least per call
+                self.pending = changed[k:]
+                return True
             try:
-                found = self.detector.find(
+                found = detector.find(
                     declared_area=sc.declared_area,
                     patterns=sc.patterns,
+                    exclude_session_id=sid,
                     deadline=deadline,
                     max_files=max_files,
                 )
             except SearchTooLong:
                 self.slow.add(sid)
                 self.pending = changed[k:]
-                return
+                return False
             for c in found:
-                self._add(sid, c)
-            self.detector.add(sc)
-            self.scopes[sid] = sc
+                if c.session_id in decided:
+                    self._add(sid, c)
+            decided[sid] = sc
             self.slow.discard(sid)
+        return False
 
     def _add(self, sid: str, c: Conflict) -> None:
         # Seen from the older session, whichever side was decided.

@@ -34,10 +34,9 @@ from agentlanes.domain.conflicts import (
     SearchTooLong,
     work_clock,
 )
-from agentlanes.domain.edits import FileEdit
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
-from agentlanes.services.views import session_view
+from agentlanes.services.views import LiveFields, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
 
@@ -50,24 +49,14 @@ _ENDS = frozenset({"agent.checkout", "agent.timeout"})
 
 
 @dataclass(slots=True)
-class LiveSession:
-    """What is known of a live session: the fields ``session_view`` shows."""
+class LiveSession(LiveFields):
+    """What is known of a live session: the fields ``session_view`` shows
+    (``LiveFields``, declared beside it) and the projection's own bookkeeping."""
 
-    id: str
-    agent_name: str
-    declared_area: str | None
-    declared_files: list[str]
-    status_text: str | None
-    meta: dict[str, Any]
-    started_at: datetime
-    last_heartbeat_at: datetime
-    expires_at: datetime
     # The session as presence shows it, encoded once (again only when a beat moves it).
     encoded: bytes | None = field(default=None, compare=False, repr=False)
     # When each pattern joined the claims; a pattern missing here counts from started_at.
     claimed_at: dict[str, datetime] = field(default_factory=dict, compare=False, repr=False)
-    # What it changed, per file (SPEC "Line-level claims").
-    edits: dict[str, FileEdit] = field(default_factory=dict, compare=False, repr=False)
 
     def since(self, pattern: str) -> datetime:
         """When ``pattern`` joined this session's claims."""

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
-from agentlanes.domain.edits import CLAIMS
+from agentlanes.domain.edits import CLAIMS, FileEdit
 from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
 from agentlanes.store.models import AgentSession, Event, Project
 
 
-class LiveFields(Protocol):
-    """What a live session of the projection (``services.projection.LiveSession``) has for
-    its view: named here, so that this module needs nothing of the projection's."""
+@dataclass(slots=True)
+class LiveFields:
+    """A live session's fields that presence shows (``session_view``), as the projection
+    keeps them: its ``LiveSession`` adds only bookkeeping of its own. Declared here, with
+    the view, so that this module needs nothing of the projection's. The documented shape
+    is ``api.answers.SessionView``; tests/unit/test_session_shape.py holds this class,
+    ``session_view`` and ``SessionView`` to one list of fields."""
 
     id: str
     agent_name: str
@@ -29,7 +34,8 @@ class LiveFields(Protocol):
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime
-    edits: dict[str, Any]
+    # What it changed, per file (SPEC "Line-level claims").
+    edits: dict[str, FileEdit] = field(default_factory=dict, compare=False, repr=False)
 
 
 def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:

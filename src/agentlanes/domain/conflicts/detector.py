@@ -84,6 +84,10 @@ class ConflictDetector:
     def __len__(self) -> int:
         return len(self._scopes)
 
+    def scope_of(self, session_id: str) -> Scope | None:
+        """The scope held for ``session_id`` (as last added), or None."""
+        return self._scopes.get(session_id)
+
     def add(self, scope: Scope) -> None:
         """Add a live scope; one with the same session_id is replaced in place."""
         if scope.session_id in self._scopes:

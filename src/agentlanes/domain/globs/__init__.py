@@ -24,7 +24,7 @@ rule, by wcmatch), ``compiler`` (a pattern compiled, wide or strict), ``normalis
 and ``overlap``. Imports only the standard library, wcmatch and bracex.
 """
 
-from .claims import claims, claims_for_certain
+from .claims import claimed_paths, claims, claims_for_certain
 from .compiler import compile_pattern, compile_strict
 from .errors import DEFAULT_LIMITS, PatternError, PatternLimits
 from .normalise import normalise_path, normalise_pattern
@@ -35,6 +35,7 @@ __all__ = [
     "Overlap",
     "PatternError",
     "PatternLimits",
+    "claimed_paths",
     "claims",
     "claims_for_certain",
     "clear_caches",

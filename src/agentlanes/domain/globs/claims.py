@@ -3,6 +3,7 @@ reading a slash-less literal as possibly a directory (wide) or never (strict).""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from wcmatch import glob
@@ -54,6 +55,23 @@ def claims_for_certain(pattern: str, path: str) -> bool:
     return any(
         _alternative_claims(alt, path, parents, False) for alt in _expand(pattern, _EXPANSION_CAP)
     )
+
+
+def claimed_paths(patterns: Iterable[str], paths: Iterable[str]) -> list[str]:
+    """The paths, in their order, that at least one of the normalised patterns claims
+    (:func:`claims`, the wide reading). A pattern this version cannot read claims
+    nothing: the patterns may come from a server of another version."""
+    pattern_list = list(patterns)
+    out = []
+    for path in paths:
+        for pattern in pattern_list:
+            try:
+                if claims(pattern, path):
+                    out.append(path)
+                    break
+            except Exception:  # a pattern this version cannot read
+                continue
+    return out
 
 
 def _parents(path: str) -> list[str]:

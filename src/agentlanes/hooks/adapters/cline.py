@@ -39,16 +39,13 @@ def _call(call: Any) -> tuple[str, dict[str, Any]] | None:
     """A tool call (``{toolName, parameters}``) that changes files, in Claude Code's
     terms; None for the others."""
     call = call if isinstance(call, dict) else {}
-    tool = call.get("toolName")
-    params = call.get("parameters")
-    params = params if isinstance(params, dict) else {}
-    if tool in SHELL_TOOLS and isinstance(params.get("command"), str):
-        return "Bash", {"command": params["command"]}
-    if tool in FILE_TOOLS:
-        path = params.get("path") or params.get("file_path")
-        if isinstance(path, str) and path:
-            return "Write", {"file_path": path}
-    return None
+    return core.file_call(
+        call.get("toolName"),
+        call.get("parameters"),
+        file_tools=FILE_TOOLS,
+        shell_tools=SHELL_TOOLS,
+        path_keys=("path", "file_path"),
+    )
 
 
 def answer(payload: dict[str, Any], event: str | None) -> Answer:

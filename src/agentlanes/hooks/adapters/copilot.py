@@ -32,6 +32,7 @@ PASS: dict[str, Any] = {}
 AGENT = "copilot"
 FILE_TOOLS = frozenset({"edit", "create", "write", "str_replace_editor", "str_replace"})
 SHELL_TOOLS = frozenset({"bash", "shell", "powershell"})
+PATCH_TOOLS = frozenset({"apply_patch"})
 # ``str_replace_editor``'s commands that only read: never checked, never claimed.
 READ_COMMANDS = frozenset({"view"})
 
@@ -50,16 +51,16 @@ def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """A tool call that changes files, in Claude Code's terms; None for the others."""
     tool = str(payload.get("toolName") or payload.get("tool_name") or "")
     args = _args(payload)
-    if tool in SHELL_TOOLS and isinstance(args.get("command"), str):
-        return "Bash", {"command": args["command"]}
-    if tool == "apply_patch":
-        return "apply_patch", {"command": args.get("input") or args.get("patch")
-                               or args.get("command")}  # fmt: skip
-    if tool in FILE_TOOLS and args.get("command") not in READ_COMMANDS:
-        path = args.get("path") or args.get("file_path")
-        if isinstance(path, str) and path:
-            return "Write", {"file_path": path}
-    return None
+    if tool in FILE_TOOLS and args.get("command") in READ_COMMANDS:
+        return None
+    return core.file_call(
+        tool,
+        args,
+        file_tools=FILE_TOOLS,
+        shell_tools=SHELL_TOOLS,
+        patch_tools=PATCH_TOOLS,
+        patch_keys=("input", "patch", "command"),
+    )
 
 
 def answer(payload: dict[str, Any], event: str | None) -> Answer:

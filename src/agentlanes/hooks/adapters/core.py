@@ -194,6 +194,43 @@ def urgent(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) ->
     return reason if isinstance(reason, str) and reason else None
 
 
+def file_call(
+    tool: Any,
+    args: Any,
+    *,
+    file_tools: frozenset[str] = frozenset(),
+    shell_tools: frozenset[str] = frozenset(),
+    patch_tools: frozenset[str] = frozenset(),
+    path_keys: tuple[str, ...] = ("file_path", "path"),
+    patch_keys: tuple[str, ...] = ("input", "patch", "command"),
+) -> tuple[str, dict[str, Any]] | None:
+    """An agent's tool call that changes files, in Claude Code's terms, or None (reads,
+    searches, other tools): a shell tool with a ``command`` is ``Bash``; a patch tool is
+    ``apply_patch`` with the first of ``patch_keys`` that is set as its ``command``; a
+    file tool with a path (the first of ``path_keys`` that is set) is ``Write``. Each
+    adapter names its agent's tools and argument keys; the rule is this one."""
+    args = args if isinstance(args, dict) else {}
+    if tool in shell_tools and isinstance(args.get("command"), str):
+        return "Bash", {"command": args["command"]}
+    if tool in patch_tools:
+        return "apply_patch", {"command": _first(args, patch_keys)}
+    if tool in file_tools:
+        path = _first(args, path_keys)
+        if isinstance(path, str) and path:
+            return "Write", {"file_path": path}
+    return None
+
+
+def _first(args: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """``args[k1] or args[k2] or ...``: the first value that is set, else the last one."""
+    value = None
+    for key in keys:
+        value = args.get(key)
+        if value:
+            break
+    return value
+
+
 def first_root(roots: Any) -> str | None:
     """The first workspace root of a list (Cursor ``workspace_roots``, Cline
     ``workspaceRoots``)."""

@@ -45,16 +45,12 @@ def _deny(reason: str) -> dict[str, Any]:
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """A tool call that changes files, in Claude Code's terms; None for the others."""
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    tool_input = tool_input if isinstance(tool_input, dict) else {}
-    if tool in SHELL_TOOLS and isinstance(tool_input.get("command"), str):
-        return "Bash", {"command": tool_input["command"]}
-    if tool in EDIT_TOOLS:
-        path = tool_input.get("file_path") or tool_input.get("path")
-        if isinstance(path, str) and path:
-            return "Write", {"file_path": path}
-    return None
+    return core.file_call(
+        payload.get("tool_name"),
+        payload.get("tool_input"),
+        file_tools=EDIT_TOOLS,
+        shell_tools=SHELL_TOOLS,
+    )
 
 
 def answer(payload: dict[str, Any], event: str | None) -> Answer:

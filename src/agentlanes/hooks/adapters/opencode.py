@@ -32,23 +32,20 @@ PASS: dict[str, Any] = {}
 AGENT = "opencode"
 FILE_TOOLS = frozenset({"write", "edit", "multiedit"})
 PATCH_TOOLS = frozenset({"apply_patch", "patch"})
+SHELL_TOOLS = frozenset({"bash"})
 
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """A tool call that changes files, in Claude Code's terms; None for the others."""
-    tool = payload.get("tool")
-    args = payload.get("args")
-    args = args if isinstance(args, dict) else {}
-    if tool == "bash" and isinstance(args.get("command"), str):
-        return "Bash", {"command": args["command"]}
-    if tool in PATCH_TOOLS:
-        return "apply_patch", {"command": args.get("patchText") or args.get("patch")
-                               or args.get("input")}  # fmt: skip
-    if tool in FILE_TOOLS:
-        path = args.get("filePath") or args.get("file_path") or args.get("path")
-        if isinstance(path, str) and path:
-            return "Write", {"file_path": path}
-    return None
+    return core.file_call(
+        payload.get("tool"),
+        payload.get("args"),
+        file_tools=FILE_TOOLS,
+        shell_tools=SHELL_TOOLS,
+        patch_tools=PATCH_TOOLS,
+        path_keys=("filePath", "file_path", "path"),
+        patch_keys=("patchText", "patch", "input"),
+    )
 
 
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
