@@ -129,7 +129,9 @@ def checkin(args: argparse.Namespace) -> int:
 
         restart_for_agent(cfg, result.agent_name)  # an agent's own keepalive, if it had one
     others = [
-        s.get("agent_name") for s in list_sessions(cfg) if s.get("agent_name") != result.agent_name
+        str(s["agent_name"])
+        for s in list_sessions(cfg)
+        if s.get("agent_name") and s.get("agent_name") != result.agent_name
     ]
     data = result.raw()
     if args.json:

@@ -25,6 +25,7 @@ from agentlanes.client.errors import ClientError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     StrPath = str | os.PathLike[str]
@@ -124,9 +125,9 @@ def _typed(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: 
     return value
 
 
-def load_config(start: StrPath | None = None, env: dict[str, str] | None = None) -> LocalConfig:
+def load_config(start: StrPath | None = None, env: Mapping[str, str] | None = None) -> LocalConfig:
     """Read the server URL, key and options for the repository around ``start``."""
-    env = dict(os.environ) if env is None else env
+    env = os.environ if env is None else env
     root = find_repo_root(start)
     cfg = LocalConfig(root=root)
     file_values: dict[str, Any] = {}

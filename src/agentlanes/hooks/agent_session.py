@@ -9,6 +9,7 @@ in its own file under ``<git dir>/agentlanes/sessions/``. Standard library only.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from agentlanes.client.config import (
     ConfigError,
@@ -102,14 +103,14 @@ def _agent_process(env: dict[str, str] | None) -> dict[str, Any]:
     return {"agent_pid": found[0], "agent_started": found[1]} if found else {}
 
 
-def _export_name(agent: str, env: dict[str, str] | None) -> None:
+def _export_name(agent: str, env: Mapping[str, str] | None) -> None:
     """Name the agent in its own shell commands: Claude Code sources the ``export`` lines a
     ``SessionStart`` hook appends to ``$CLAUDE_ENV_FILE`` before each Bash command
     (https://code.claude.com/docs/en/hooks, SessionStart), so ``lanes`` and the git hook
     run from there act as this agent."""
-    env = os.environ if env is None else env
-    path = env.get("CLAUDE_ENV_FILE")
-    if not path or env.get("AGENTLANES_AGENT_NAME"):
+    environ: Mapping[str, str] = os.environ if env is None else env
+    path = environ.get("CLAUDE_ENV_FILE")
+    if not path or environ.get("AGENTLANES_AGENT_NAME"):
         return
     try:
         with open(path, "a", encoding="utf-8") as fh:
@@ -172,12 +173,12 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
             tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
             meta = {"tool": tool, "source": str(payload.get("source") or "startup")}
             session = checkin_for(cfg, agent, files, meta, process)
-        elif process:
+        elif process and session is not None:
             save_session(cfg, {**session, **process})
         presence = call(cfg, "GET", "/api/v1/presence")
         from agentlanes.hooks.news import start_cursor  # news from now on (hooks/news.py)
 
-        start_cursor(cfg, agent, session)
+        start_cursor(cfg, agent, session or {})
     except (LeanUnreachable, LeanApiError) as exc:
         return _start_context(f"agentlanes: could not check in ({exc}); others cannot see you")
     assert session is not None

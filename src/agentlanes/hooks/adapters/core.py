@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 from agentlanes.hooks.apply_patch import patch_paths  # noqa: F401 - the adapters' face
 
@@ -50,18 +51,18 @@ def safe_id(raw: Any) -> str | None:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in str(raw).strip())
 
 
-def agent_name(agent: str, sid: Any, env: dict[str, str] | None = None, cwd: Any = None) -> str:
+def agent_name(agent: str, sid: Any, env: Mapping[str, str] | None = None, cwd: Any = None) -> str:
     """``<agent>-<session id>`` (64 characters at most). An event without an id (Copilot
     CLI's tool events may carry none) acts for the agent's local session whose recorded
     process is an ancestor of this hook (its session start recorded it); else the
     agent is named after its process, ``<agent>-pid<N>``."""
-    env = os.environ if env is None else env
-    named = (env.get("AGENTLANES_AGENT_NAME") or "").strip()
+    environ: Mapping[str, str] = os.environ if env is None else env
+    named = (environ.get("AGENTLANES_AGENT_NAME") or "").strip()
     if named:
         return named
     safe = safe_id(sid)
     if safe is None:
-        mine = _session_by_ancestry(agent, cwd, env)
+        mine = _session_by_ancestry(agent, cwd, environ)
         if mine:
             return mine
         from agentlanes.client.identity import agent_process
@@ -71,7 +72,7 @@ def agent_name(agent: str, sid: Any, env: dict[str, str] | None = None, cwd: Any
     return f"{agent}-{safe}"[:64]
 
 
-def _session_by_ancestry(agent: str, cwd: Any, env: dict[str, str]) -> str | None:
+def _session_by_ancestry(agent: str, cwd: Any, env: Mapping[str, str]) -> str | None:
     from agentlanes.client.config import ConfigError, find_repo_root, list_sessions, load_config
     from agentlanes.client.identity import session_by_ancestry
 
