@@ -67,3 +67,18 @@ def test_other_findings_are_kept() -> None:
     assert _kept("/api/v1/checkout", fine, locations=("body", "query"))
     assert _kept("/api/v1/checkout", fine, code="ST202")
     assert _kept("/api/v1/no-such-route", fine)
+
+
+@pytest.mark.parametrize(
+    ("edits", "kept"),
+    [
+        ([{"path": "a", "ranges": [[3, 1]]}], False),  # out of order: a 400 the schema cannot state
+        ([{"path": "a", "ranges": [[10.0, 12.0]]}], True),
+        ([{"path": "a", "ranges": True}], True),  # not a list: the server's 400, not a crash
+        ([{"path": "a", "ranges": None}], True),
+        ([7], True),
+    ],
+)
+def test_the_edit_range_filter_reads_any_shape_the_fuzzer_sends(edits: Any, kept: bool) -> None:
+    case = SimpleNamespace(body={"edits": edits})
+    assert hooks.ranges_in_order(None, case) is kept

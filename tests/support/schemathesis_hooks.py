@@ -151,7 +151,9 @@ def ranges_in_order(ctx: Any, case: Any) -> bool:
     if not isinstance(body, dict) or not isinstance(body.get("edits"), list):
         return True
     for edit in body["edits"]:
-        for pair in (edit.get("ranges") if isinstance(edit, dict) else None) or []:
+        ranges = edit.get("ranges") if isinstance(edit, dict) else None
+        # Ranges that are not a list at all (a fuzzed `true`) are the server's to refuse.
+        for pair in ranges if isinstance(ranges, list) else []:
             pair_of_ints = (
                 isinstance(pair, list)
                 and len(pair) == 2
