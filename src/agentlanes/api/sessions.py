@@ -106,8 +106,12 @@ class SessionController(Controller):
         summary="Check in: start a session",
     )
     async def checkin(
-        self, ctx: Ctx, project: Proj, data: JSONBody[CheckinBody | None] = None
+        self, request: Request[Any, Any, Any], data: JSONBody[CheckinBody | None] = None
     ) -> dict[str, Any]:
+        # A swarm's first call, in bursts: the context and project straight from the state
+        # the app and the guard set, as the heartbeat does (two providers fewer).
+        ctx: ServiceContext = request.app.state.ctx
+        project: Project = request.state.project
         body = data or CheckinBody()
         return await sessions.checkin(
             ctx,
