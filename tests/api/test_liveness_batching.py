@@ -139,6 +139,12 @@ async def _attached_idle(url: str, settings: Any) -> tuple[int, int, list[AgentS
             if n % 100 == 0:
                 await asyncio.sleep(0.05)
         await asyncio.sleep(2.5)
+        # A flush counts once it has committed, its statement once it is sent: read the two
+        # when no flush is half-way (a few ms; one every refresh).
+        for _ in range(200):
+            if len(writes.statements) == ctx.liveness.flushes:
+                break
+            await asyncio.sleep(0.01)
         written, flushes = len(writes.statements), ctx.liveness.flushes
         async with db.read() as s:
             rows = (
