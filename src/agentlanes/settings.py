@@ -67,6 +67,7 @@ class Limits:
     # one covering range), the largest line number and line_margin.
     edit_files: int = 100
     edit_ranges: int = 50
+    edit_ranges_most: int = 100_000  # the highest edits_max_ranges a server may set
     edit_line_max: int = 10_000_000
     line_margin_max: int = 1_000
     task_board_open: int = 500
@@ -118,6 +119,7 @@ class Settings(BaseSettings):
     max_paths: int = Field(ge=1)
     max_work_summary_chars: int = Field(ge=1)
     max_message_body_chars: int = Field(ge=1)
+    edits_max_ranges: int = Field(ge=1, le=LIMITS.edit_ranges_most)
     answer_max_conflicts: int = Field(ge=1, le=LIMITS.page_size)
     answer_max_files: int = Field(ge=1, le=1000)
     conflict_search_seconds: float = Field(gt=0, le=10)

@@ -220,6 +220,29 @@ def test_too_many_ranges_are_kept_as_one_covering_range(api: Api) -> None:
     assert r.json()["edits"][0]["ranges"] == [[3, 237]]
 
 
+def test_ranges_past_edits_max_ranges_are_refused_before_they_are_read(api: Api) -> None:
+    """SPEC "One agent cannot hurt another": at most edits_max_ranges (1,000) ranges per
+    edited file, counted before they are sorted or joined; more is a 400 naming the field
+    and the setting, in a status change and in conflicts/check alike, and changes nothing.
+    (100,000 of them were taken with 200, each request holding the loop for seconds.)"""
+    alice = api.checkin(agent_name="alice", declared_files=["src/**"])
+    token = alice["session_token"]
+    r = edit(api, token, "a.py", *([n, 2 * n] for n in range(1, 1001)))
+    assert r.status_code == 200, r.text
+    before = api.get("/presence").json()["sessions"]
+    # Past the bound, whatever the items are: counting comes before reading them.
+    for ranges in ([[n, n] for n in range(1, 1002)], [["not", "a range"]] * 100_000):
+        body = {"edits": [{"path": "b.py", "base": BASE, "ranges": ranges}]}
+        for path in ("/status", "/conflicts/check"):
+            r = api.post(path, body, token=token)
+            assert r.status_code == 400, r.text
+            error = r.json()
+            assert error["field"] == "edits" and error["index"] == 0
+            assert "edits_max_ranges" in error["error"]["message"]
+            assert str(len(ranges)) in error["error"]["message"]
+    assert api.get("/presence").json()["sessions"] == before
+
+
 def test_project_settings_are_checked(api: Api) -> None:
     slug = api.project["slug"]
     for body in ({"block_on": "files"}, {"line_margin": -1}, {"line_margin": 10**6}):

@@ -27,6 +27,7 @@ def client(app_factory: Callable[..., TestClient[Any]], tmp_path: Path) -> TestC
         max_work_summary_chars=1234,
         max_message_body_chars=4321,
         lease_max_seconds=600,
+        edits_max_ranges=77,
     )
 
 
@@ -133,6 +134,18 @@ def test_request_schemas_carry_the_running_limits(document: dict[str, Any]) -> N
     }
     assert params["limit"] == params["limit"] | {"type": "integer", "minimum": 1, "maximum": 500}
     assert params["stale"]["type"] == "boolean"
+
+
+def test_edit_ranges_state_their_bounds(document: dict[str, Any]) -> None:
+    """SPEC "One agent cannot hurt another": an edit's ranges are at most edits_max_ranges,
+    each a pair [start >= 1, end >= 0]; a generated client or a fuzzer knows the 400s."""
+    ranges = document["components"]["schemas"]["EditIn"]["properties"]["ranges"]
+    assert ranges["maxItems"] == 77
+    pair = ranges["items"]
+    assert (pair["minItems"], pair["maxItems"]) == (2, 2)
+    start, end = pair["prefixItems"]
+    assert (start["type"], start["minimum"]) == ("integer", 1)
+    assert (end["type"], end["minimum"]) == ("integer", 0)
 
 
 def test_the_contract_is_finished_from_a_copy_once(client: TestClient[Any]) -> None:

@@ -72,7 +72,12 @@ async def _body_token(request: Request[Any, Any, Any]) -> str | None:
 
 
 def _edits(edits: list[EditIn] | None) -> list[dict[str, Any]] | None:
-    return None if edits is None else [e.model_dump() for e in edits]
+    # Not model_dump: it would copy every range before the service has counted them.
+    return (
+        None
+        if edits is None
+        else [{"path": e.path, "base": e.base, "ranges": e.ranges} for e in edits]
+    )
 
 
 # Parsed by the service (our 400 naming it); documented as the range it takes.

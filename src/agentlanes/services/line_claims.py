@@ -53,31 +53,59 @@ def check_edits(
             raise InvalidInput(
                 field, "base must be a git blob id (4-64 of 0-9 a-f) or null", index=index
             )
-        ranges = _check_ranges(item.get("ranges"), field, index)
+        ranges = _check_ranges(item.get("ranges"), settings.edits_max_ranges, field, index)
         out[path] = FileEdit(base, ranges) if ranges else None
     return out
 
 
-def _check_ranges(value: Any, field: str, index: int) -> tuple[Range, ...]:
+def _whole(n: Any) -> int | None:
+    """``n`` as a line number: an int, or a float that is a whole number (JSON has numbers:
+    12.0 is the integer 12); None for anything else (``true``, ``"4"``, 12.5)."""
+    if isinstance(n, bool):
+        return None
+    if isinstance(n, int):
+        return n
+    if isinstance(n, float) and n.is_integer():
+        return int(n)
+    return None
+
+
+def _small(raw: Any) -> bool:
+    """Whether a refused range is small enough to be shown back in the error."""
+    return isinstance(raw, list) and len(raw) <= 3 and all(type(n) in (int, float) for n in raw)
+
+
+def _check_ranges(value: Any, most: int, field: str, index: int) -> tuple[Range, ...]:
+    """A file's ranges, checked and joined. Counted first (SPEC: at most
+    ``edits_max_ranges``, before anything is sorted or joined): the work is bounded by the
+    setting, not by the body."""
     if not isinstance(value, list):
         raise InvalidInput(field, "ranges must be a list of [start, end]", index=index)
+    if len(value) > most:
+        raise InvalidInput(
+            field,
+            f"at most {most} ranges per file (edits_max_ranges); this file has {len(value)}: "
+            "report a covering range instead",
+            index=index,
+        )
     top = LIMITS.edit_line_max
     pairs: list[Range] = []
-    for pair in value:
-        ok = (
-            isinstance(pair, list | tuple)
-            and len(pair) == 2
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)
+    for raw in value:
+        pair = (
+            (_whole(raw[0]), _whole(raw[1]))
+            if isinstance(raw, list | tuple) and len(raw) == 2
+            else (None, None)
         )
-        if not ok or not (1 <= pair[0] <= top and pair[0] - 1 <= pair[1] <= top):
+        start, end = pair
+        if start is None or end is None or not (1 <= start <= top and start - 1 <= end <= top):
             raise InvalidInput(
                 field,
                 f"each range must be [start, end] with 1 <= start <= end + 1 <= {top + 1} "
                 "(base lines, 1-based; [a+1, a] is an insertion after line a)",
                 index=index,
-                range=pair,
+                **({"range": raw} if _small(raw) else {}),
             )
-        pairs.append((pair[0], pair[1]))
+        pairs.append((start, end))
     pairs.sort()
     joined: list[Range] = []
     for start, end in pairs:
