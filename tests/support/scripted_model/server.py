@@ -154,7 +154,7 @@ class ModelServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def _body(self) -> bytes:
@@ -222,7 +222,7 @@ class ModelServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle  # noqa: N815
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
 
         self._httpd = ThreadingHTTPServer((self._host, 0), Handler)
         self._httpd.daemon_threads = True

@@ -72,7 +72,8 @@ def _events(message: dict[str, Any]) -> list[tuple[str | None, Any]]:
         events += [
             ("content_block_start",
              {"type": "content_block_start", "index": index, "content_block": head}),
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+            ("content_block_delta",
+             {"type": "content_block_delta", "index": index, "delta": delta}),
             ("content_block_stop", {"type": "content_block_stop", "index": index}),
         ]  # fmt: skip
     events += [
