@@ -1,0 +1,110 @@
+"""What every agent program's driver provides (``programs/<agent>.py`` defines ``PROGRAM``,
+a subclass of :class:`AgentProgram`).
+
+A driver knows how to point its program at the scripted model (its own documented
+base-URL setting), what a user does beyond ``lanes init`` before the program runs
+project hooks (``prepare``: what ``lanes init`` told them to do), how to run it headless
+on one prompt, and its own tool names, so a test's script reads the same for all six:
+``[p.write(path, text), p.shell("echo x > f"), p.read(path)]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.scripted_model import Step
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    pid: int
+
+
+class AgentProgram:
+    """One agent program, installed at ``binary``, with ``home`` as its user's home."""
+
+    agent: str = ""  # the name `lanes init --agent` and `lanes guard --agent` take
+    tool: str = ""  # meta.tool of its sessions (set by its adapter)
+
+    def __init__(self, binary: Path, home: Path) -> None:
+        self.binary = binary
+        self.home = home
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def environment(self, model_url: str) -> dict[str, str]:
+        """Variables the program needs (its base URL, a dummy key, no telemetry, no update
+        checks), over the test's environment; HOME is ``self.home``."""
+        raise NotImplementedError
+
+    def prepare(self, repo: Path, model_url: str) -> None:
+        """What the user does besides ``lanes init --agent`` (the model provider's config;
+        the step ``lanes init`` prints, such as trusting the project's hooks)."""
+
+    def command(self, repo: Path, prompt: str) -> list[str]:
+        """The headless run of one prompt."""
+        raise NotImplementedError
+
+    # -- running -----------------------------------------------------------------------------
+
+    def start(self, repo: Path, prompt: str, env: dict[str, str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.command(repo, prompt),
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def run(self, repo: Path, prompt: str, env: dict[str, str], timeout: float = 180) -> Run:
+        started = time.monotonic()
+        proc = self.start(repo, prompt, env)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, err = proc.communicate()
+            err += f"\n[killed after {timeout} s]"
+        return Run(proc.returncode, out, err, time.monotonic() - started, proc.pid)
+
+    # -- its own tools, as the scripted model calls them ---------------------------------------
+
+    def write(self, path: Path, content: str) -> Step:
+        """Write a whole file."""
+        raise NotImplementedError
+
+    def edit(self, path: Path, old: str, new: str) -> Step:
+        """Replace ``old`` by ``new`` in a file (an anchored edit)."""
+        raise NotImplementedError
+
+    def read(self, path: Path) -> Step:
+        raise NotImplementedError
+
+    def shell(self, command: str) -> Step:
+        raise NotImplementedError
+
+
+def all_programs() -> dict[str, type[AgentProgram]]:
+    """Every driver under ``programs/``, by agent name."""
+    from tests.support.agent_programs import programs
+
+    found: dict[str, type[AgentProgram]] = {}
+    for info in pkgutil.iter_modules(programs.__path__):
+        module = importlib.import_module(f"{programs.__name__}.{info.name}")
+        program = getattr(module, "PROGRAM", None)
+        if program is not None:
+            found[program.agent] = program
+    return found

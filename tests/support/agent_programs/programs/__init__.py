@@ -1,0 +1,1 @@
+"""One driver per agent program (``PROGRAM``); see ``tests.support.agent_programs.base``."""
