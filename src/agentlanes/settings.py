@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     # From the environment: a comma-separated list (or a JSON array).
     allowed_hosts: Annotated[list[str], NoDecode]
     allowed_origins: Annotated[list[str], NoDecode]
+    # Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses, networks
+    # or "*"); empty: none, the peer's address is the client's.
+    forwarded_allow_ips: Annotated[list[str], NoDecode]
 
     conflict_mode: Literal["warn", "block"]
     heartbeat_interval_seconds: int = Field(ge=1)
@@ -145,10 +148,25 @@ class Settings(BaseSettings):
     consensus_max_timeout_seconds: int = Field(ge=1)
 
     news_max_items: int = Field(ge=1, le=1000)
+    news_text_max_chars: int = Field(ge=16, le=LIMITS.task_description_chars)
     news_recent_events: int = Field(ge=1)
     news_recent_bytes: int = Field(ge=1)
 
-    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for entry in value:
+            if entry == "*":
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address, a network or *") from None
+        return value
+
+    @field_validator("allowed_hosts", "allowed_origins", "forwarded_allow_ips", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
