@@ -40,8 +40,8 @@ from agentlanes.store.coordination import (
 )
 from agentlanes.store.models import AgentSession, Event, Project, RealtimeToken
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
+CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 MODES = ("warn", "block")
 BLOCK_ON = ("claims", "lines")
 
