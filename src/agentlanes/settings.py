@@ -137,6 +137,8 @@ class Settings(BaseSettings):
     gc_collect_seconds: float = Field(gt=0)
     project_watch_seconds: float = Field(gt=0, le=1)
     max_sockets_per_project: int = Field(ge=1)
+    socket_accepts_per_second: float = Field(gt=0)
+    socket_bad_credentials_per_minute: float = Field(gt=0)
     max_mcp_sessions_per_project: int = Field(ge=1)
     message_retention_days: float = Field(gt=0)
     job_shutdown_grace_seconds: float = Field(ge=0, le=60)
