@@ -247,6 +247,9 @@ def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> d
                 pass
         elif exc.status != 404:
             return {}
+    from agentlanes.hooks.news import keep_cursor  # for a resume (hooks/news.py)
+
+    keep_cursor(cfg, agent, session)
     forget_session(cfg, agent)
     from agentlanes.hooks.edits import forget
 

@@ -28,6 +28,7 @@ class Run:
     stderr: str
     seconds: float
     pid: int
+    ended: float = 0.0  # time.monotonic() when the program had exited
 
 
 class AgentProgram:
@@ -35,6 +36,7 @@ class AgentProgram:
 
     agent: str = ""  # the name `lanes init --agent` and `lanes guard --agent` take
     tool: str = ""  # meta.tool of its sessions (set by its adapter)
+    resumes: bool = False  # resume_command carries a conversation on, headless
 
     def __init__(self, binary: Path, home: Path) -> None:
         self.binary = binary
@@ -55,11 +57,23 @@ class AgentProgram:
         """The headless run of one prompt."""
         raise NotImplementedError
 
+    def resume_command(self, repo: Path, prompt: str, session: str) -> list[str] | None:
+        """The headless run of one more prompt in the conversation ``session`` (what
+        ``session_of`` read off the first run), or None when the program cannot resume one
+        headless (the suite then skips its between-runs check)."""
+        return None
+
+    def session_of(self, run: Run) -> str | None:
+        """The conversation's id, from a finished run's output (for ``resume_command``)."""
+        return None
+
     # -- running -----------------------------------------------------------------------------
 
-    def start(self, repo: Path, prompt: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    def start(
+        self, repo: Path, prompt: str, env: dict[str, str], argv: list[str] | None = None
+    ) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            self.command(repo, prompt),
+            argv or self.command(repo, prompt),
             cwd=repo,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -69,16 +83,26 @@ class AgentProgram:
             start_new_session=True,
         )
 
-    def run(self, repo: Path, prompt: str, env: dict[str, str], timeout: float = 180) -> Run:
+    def run(
+        self,
+        repo: Path,
+        prompt: str,
+        env: dict[str, str],
+        timeout: float = 180,
+        argv: list[str] | None = None,
+    ) -> Run:
+        """Run it to its end (``argv``: another command line than ``command``'s, such as
+        ``resume_command``'s); killed, with its process group, after ``timeout``."""
         started = time.monotonic()
-        proc = self.start(repo, prompt, env)
+        proc = self.start(repo, prompt, env, argv)
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             out, err = proc.communicate()
             err += f"\n[killed after {timeout} s]"
-        return Run(proc.returncode, out, err, time.monotonic() - started, proc.pid)
+        ended = time.monotonic()
+        return Run(proc.returncode, out, err, ended - started, proc.pid, ended)
 
     # -- its own tools, as the scripted model calls them ---------------------------------------
 
