@@ -172,6 +172,7 @@ def set_up(server: ServerProcess, tmp_path: Path, agent: str) -> Stage:
     done = lanes(repo, env, "init", "--agent", agent)
     assert done.returncode == 0, done.stderr + done.stdout
     program = PROGRAMS[agent](binary, tmp_path / "home")
+    assert program.init_says in done.stdout, f"lanes init does not tell: {done.stdout}"
     return Stage(server.url, key, repo, env, alice["session_token"], program)
 
 

@@ -11,6 +11,7 @@ on one prompt, and its own tool names, so a test's script reads the same for all
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pkgutil
 import subprocess
@@ -37,6 +38,9 @@ class AgentProgram:
     agent: str = ""  # the name `lanes init --agent` and `lanes guard --agent` take
     tool: str = ""  # meta.tool of its sessions (set by its adapter)
     resumes: bool = False  # resume_command carries a conversation on, headless
+    # What `lanes init --agent NAME` must tell the user about ``prepare``'s step (a
+    # fragment of its output), when the program needs one before it runs project hooks.
+    init_says: str = ""
 
     def __init__(self, binary: Path, home: Path) -> None:
         self.binary = binary
@@ -119,6 +123,25 @@ class AgentProgram:
 
     def shell(self, command: str) -> Step:
         raise NotImplementedError
+
+
+def output_field(stdout: str, key: str) -> str | None:
+    """``key`` of a program's JSON output: one JSON document, or the last JSON line that
+    has it (``--output-format json`` / ``stream-json``)."""
+    try:
+        whole = json.loads(stdout)
+    except ValueError:
+        whole = None
+    docs = [whole] if isinstance(whole, dict) else []
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            docs.append(json.loads(line))
+        except ValueError:
+            continue
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get(key):
+            return str(doc[key])
+    return None
 
 
 def all_programs() -> dict[str, type[AgentProgram]]:

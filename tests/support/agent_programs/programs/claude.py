@@ -10,11 +10,10 @@ conversation on (``session_id`` of ``--output-format json``).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from tests.support.agent_programs.base import AgentProgram, Run
+from tests.support.agent_programs.base import AgentProgram, Run, output_field
 from tests.support.scripted_model import Step
 
 
@@ -44,14 +43,7 @@ class ClaudeCode(AgentProgram):
 
     def session_of(self, run: Run) -> str | None:
         """The conversation's id, from ``--output-format json``'s result."""
-        for line in reversed(run.stdout.strip().splitlines()):
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("session_id"):
-                return str(data["session_id"])
-        return None
+        return output_field(run.stdout, "session_id")
 
     def write(self, path: Path, content: str) -> Step:
         return Step("Write", {"file_path": os.fspath(path), "content": content})
