@@ -46,5 +46,5 @@ def test_messages_by_display_name_by_a_person_and_to_nobody(
     wrong = lanes(repo, env, "message", "send", "codex", "hello?", "--agent", AGENT)
     assert wrong.returncode != 0
     assert "AGENT_NOT_FOUND" in wrong.stderr
-    assert "live agents: claude-1, codex-77aa" in wrong.stderr
+    assert "live agents: claude-1, codex-1" in wrong.stderr
     assert "Traceback" not in wrong.stderr
