@@ -66,11 +66,11 @@ agents: $(STAMP) node
 test-agents: $(STAMP) services agents
 	$(PY) -m pytest -p no:cacheprovider tests/e2e/test_real_agents.py
 
-# The same suite against the newest published versions (var/real-agents-latest.md), then
-# what changed against the pinned run (which runs first when there is none yet).
+# The same suite against the newest published versions (installed as it needs them, beside
+# the pinned ones; var/real-agents-latest.md), then what changed against the pinned run
+# (which runs first when there is none yet).
 agents-latest: $(STAMP) services node
 	@test -f var/real-agents.json || $(MAKE) test-agents || true
-	-AGENTLANES_AGENT_VERSIONS=latest $(PY) -m tests.support.agent_programs.install
 	-AGENTLANES_AGENT_VERSIONS=latest $(PY) -m pytest -p no:cacheprovider tests/e2e/test_real_agents.py
 	$(PY) -m tests.support.agent_programs.table compare
 

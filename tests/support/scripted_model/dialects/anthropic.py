@@ -98,6 +98,7 @@ class Anthropic:
     def answer(self, request: ModelRequest, script: Script) -> Answer:
         read(request)
         if request.path.rstrip("/").endswith("/count_tokens"):
+            request.tools = []  # a count, not one of the agent's turns
             return Answer(body={"input_tokens": max(1, len(request.text) // 4)})
         body = request.body if isinstance(request.body, dict) else {}
         step = (

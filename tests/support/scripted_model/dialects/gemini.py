@@ -112,6 +112,7 @@ class Gemini:
     def answer(self, request: ModelRequest, script: Script) -> Answer:
         read(request)
         if request.path.endswith(":countTokens"):
+            request.tools = []  # a count, not one of the agent's turns
             return Answer(body={"totalTokens": max(1, len(request.text) // 4)})
         body = request.body if isinstance(request.body, dict) else {}
         step = (
