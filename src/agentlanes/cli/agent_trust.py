@@ -229,21 +229,25 @@ def trust_codex(root: Path, env: Mapping[str, str] | None = None) -> HooksTrust:
             hooks = _codex_hooks(server, root)
             if not hooks:  # the project first: until then Codex lists none of its hooks
                 project = {str(root): {"trust_level": "trusted"}}
-                edit = {"keyPath": "projects", "mergeStrategy": "upsert", "value": project}
-                server.call("config/batchWrite", {"edits": [edit], "reloadUserConfig": True})
-        with CodexAppServer(codex, root, env) as server:  # a fresh read of the config
-            hooks = _codex_hooks(server, root)
+                _write(server, "projects", project)
+                hooks = _codex_hooks(server, root)
             state = {
                 h["key"]: {"trusted_hash": h["currentHash"]}
                 for h in hooks
                 if h.get("trustStatus") != "trusted" and h.get("key") and h.get("currentHash")
             }
             if state:
-                edit = {"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": state}
-                server.call("config/batchWrite", {"edits": [edit], "reloadUserConfig": True})
-        return codex_trust(root, env)
-    except (AppServerError, OSError, KeyError) as exc:
+                _write(server, "hooks.state", state)
+                hooks = _codex_hooks(server, root)
+            return _codex_verdict(root, hooks)
+    except (AppServerError, OSError) as exc:
         return HooksTrust("codex", None, f"could not ask Codex ({exc})", codex_step(root))
+
+
+def _write(server: CodexAppServer, key: str, value: dict[str, Any]) -> None:
+    """Merge ``value`` into the user's ``config.toml`` at ``key``, reloaded at once."""
+    edit = {"keyPath": key, "mergeStrategy": "upsert", "value": value}
+    server.call("config/batchWrite", {"edits": [edit], "reloadUserConfig": True})
 
 
 # -- Copilot CLI ---------------------------------------------------------------------------
