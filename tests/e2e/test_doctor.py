@@ -61,6 +61,7 @@ def test_doctor_names_each_problem_and_its_fix(agent_server: ServerProcess, tmp_
     assert "codex: Codex does not load" in init.stdout, init.stdout
     assert '"Trust all and continue"' in init.stdout
     assert "copilot: " in init.stdout and "Yes, and remember this folder" in init.stdout
+    assert '"TRUST_FOLDER" to ~/.gemini/trustedFolders.json' in init.stdout
 
     code, checks, text = doctor(repo, env, text=True)
     assert code == 1
@@ -69,13 +70,18 @@ def test_doctor_names_each_problem_and_its_fix(agent_server: ServerProcess, tmp_
     assert not checks["codex"]["ok"] and "not trusted" in checks["codex"]["detail"]
     assert "lanes init --agent codex --trust-hooks" in checks["codex"]["fix"]
     assert not checks["copilot"]["ok"] and "trusted folders" in checks["copilot"]["detail"]
-    others = ["claude", "cursor", "gemini", "cline", "opencode", "windsurf", "aider"]
+    assert (
+        not checks["gemini"]["ok"]
+        and "not a folder Gemini CLI trusts" in checks["gemini"]["detail"]
+    )
+    others = ["claude", "cursor", "cline", "opencode", "windsurf", "aider"]
     assert all(checks[a]["ok"] for a in others), {a: checks[a] for a in others}
-    assert "2 problem(s)" in text
+    assert "3 problem(s)" in text
 
-    trusted = lanes(repo, env, "init", "--agent", "codex", "copilot", "--trust-hooks", timeout=180)
-    assert "codex: its hooks will run here" in trusted.stdout, trusted.stdout
-    assert "copilot: its hooks will run here" in trusted.stdout
+    trusted = lanes(repo, env, "init", "--agent", "codex", "copilot", "gemini", "--trust-hooks",
+                    timeout=180)  # fmt: skip
+    for agent in ("codex", "copilot", "gemini"):
+        assert f"{agent}: its hooks will run here" in trusted.stdout, trusted.stdout
     code, checks, text = doctor(repo, env, text=True)
     assert code == 0, text
     assert "every hook trusted" in checks["codex"]["detail"]

@@ -13,6 +13,9 @@
   write what its own ``/hooks`` screen writes (``config/batchWrite``: the project's
   ``trust_level`` and each agentlanes hook's ``trusted_hash`` as Codex computed it). No
   hash is computed here.
+- **Gemini CLI** (0.61) runs project hooks only in a trusted folder (folder trust is on
+  by default): ``~/.gemini/trustedFolders.json`` (``$GEMINI_CLI_HOME``), ``{"<path>":
+  "TRUST_FOLDER"}``, which its "Trust folder" answer writes; headless runs never ask.
 - **Copilot CLI** (1.0.102) loads ``.github/hooks/`` in prompt mode (``-p``) only in a
   trusted folder (or with ``COPILOT_ALLOW_ALL=true``): ``trustedFolders`` in
   ``~/.copilot/config.json`` (``$COPILOT_HOME``), a folder trusting everything below it.
@@ -283,15 +286,16 @@ def _read_jsonc(path: Path) -> tuple[list[str], dict[str, Any]]:
     return head, data
 
 
+def _within(root: Path, folder: str) -> bool:
+    """``root`` is ``folder`` or below it (a trusted folder trusts what is below it)."""
+    here, there = os.path.realpath(root), os.path.realpath(folder)
+    return here == there or here.startswith(there.rstrip(os.sep) + os.sep)
+
+
 def _trusted_by(root: Path, folders: Any) -> str | None:
     """The trusted folder that covers ``root`` (itself or a folder above it), or None."""
     for folder in folders if isinstance(folders, list) else []:
-        if not isinstance(folder, str) or not folder:
-            continue
-        here = os.path.realpath(folder)
-        if os.path.realpath(root) == here or str(os.path.realpath(root)).startswith(
-            here.rstrip(os.sep) + os.sep
-        ):
+        if isinstance(folder, str) and folder and _within(root, folder):
             return folder
     return None
 
@@ -333,6 +337,70 @@ def trust_copilot(root: Path, env: Mapping[str, str] | None = None) -> HooksTrus
     return copilot_trust(root, env)
 
 
-CHECKS = {"codex": codex_trust, "copilot": copilot_trust}
-TRUSTERS = {"codex": trust_codex, "copilot": trust_copilot}
-STEPS = {"codex": codex_step, "copilot": copilot_step}
+# -- Gemini CLI ----------------------------------------------------------------------------
+
+
+def gemini_step(root: Path) -> str:
+    return (
+        f'cd {shlex.quote(str(root))} && gemini  (answer its trust prompt with "Trust folder"; '
+        f'headless runs never ask: add "{root}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json)'
+        "; or let lanes do it: lanes init --agent gemini --trust-hooks"
+    )
+
+
+def gemini_folders_file(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or str(Path.home())
+    return Path(home) / ".gemini" / "trustedFolders.json"
+
+
+def _gemini_rule(root: Path, rules: dict[str, Any]) -> str | None:
+    """The rule of ``trustedFolders.json`` that decides for ``root``: the most specific
+    folder at or above it (``TRUST_PARENT`` on a path stands for its parent folder)."""
+    best: tuple[int, str] | None = None
+    for path, rule in rules.items():
+        if not isinstance(path, str) or not isinstance(rule, str):
+            continue
+        folder = os.path.realpath(os.path.dirname(path) if rule == "TRUST_PARENT" else path)
+        if _within(root, folder) and (best is None or len(folder) > best[0]):
+            best = (len(folder), rule)
+    return best[1] if best else None
+
+
+def gemini_trust(root: Path, env: Mapping[str, str] | None = None) -> HooksTrust:
+    """Whether Gemini CLI will run ``.gemini/settings.json``'s hooks here: only in a folder
+    its user trusts (folder trust is on by default)."""
+    path = gemini_folders_file(env)
+    try:
+        rules = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if not isinstance(rules, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        return HooksTrust("gemini", None, f"{path}: unreadable ({exc})", gemini_step(root))
+    if _gemini_rule(root, rules) in ("TRUST_FOLDER", "TRUST_PARENT"):
+        return HooksTrust("gemini", True)
+    return HooksTrust(
+        "gemini", False,
+        f"{root} is not a folder Gemini CLI trusts ({path}): it runs no project hooks here",
+        gemini_step(root),
+    )  # fmt: skip
+
+
+def trust_gemini(root: Path, env: Mapping[str, str] | None = None) -> HooksTrust:
+    """Trust ``root`` as Gemini CLI's "Trust folder" answer does."""
+    path = gemini_folders_file(env)
+    try:
+        rules = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if not isinstance(rules, dict):
+            raise ValueError("not a JSON object")
+        if _gemini_rule(root, rules) not in ("TRUST_FOLDER", "TRUST_PARENT"):
+            rules[str(root)] = "TRUST_FOLDER"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(rules, indent=2) + "\n", encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        return HooksTrust("gemini", None, f"{path}: not changed ({exc})", gemini_step(root))
+    return gemini_trust(root, env)
+
+
+CHECKS = {"codex": codex_trust, "copilot": copilot_trust, "gemini": gemini_trust}
+TRUSTERS = {"codex": trust_codex, "copilot": trust_copilot, "gemini": trust_gemini}

@@ -97,8 +97,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--trust-hooks",
         action="store_true",
         help="also allow the agents that ask their user first to run these hooks: Codex "
-        "(trust the project and each agentlanes hook, through Codex's own app server) and "
-        "Copilot CLI (add the repository to its trustedFolders); docs/agents.md",
+        "(trust the project and each agentlanes hook, through Codex's own app server), "
+        "Copilot CLI and Gemini CLI (trust the folder); docs/agents.md",
     )
     add_json(p)
     p.set_defaults(func=init)

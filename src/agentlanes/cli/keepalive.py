@@ -1,9 +1,10 @@
 """``lanes keepalive``: heartbeats on a clock, or an attached socket, in the foreground or
 detached (its pid kept beside the agent's session file, so ``lanes checkout`` stops it).
 
-``--watch-pid PID`` ends it once that process is gone: the Claude Code hooks start it
-(``start_for_agent``) attached and watching the agent's own process, so the session lives
-as long as the agent does and its TTL runs from the moment the agent ends."""
+``--watch-pid PID`` checks the session out and ends it once that process is gone: every
+agent's session-start hook starts it (``start_for_agent``) attached and watching the
+agent's own process, so the session lives as long as the agent does and ends with it,
+however the agent ends (SPEC "Every coding agent": within 5 s)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,9 @@ from agentlanes.cli.errors import EXIT_NO_SESSION, CommandError
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import client_errors, emit_json
 from agentlanes.clock import iso
+
+# How often the keepalive looks whether the agent's process still runs.
+WATCH_SECONDS = 0.5
 
 
 def keepalive(args: argparse.Namespace) -> int:
@@ -41,8 +46,7 @@ def keepalive(args: argparse.Namespace) -> int:
         if not interval:
             interval = float(client.project().heartbeat_interval_seconds)
         _exit_on_sigterm()
-        if args.watch_pid:
-            _watch(args.watch_pid, args.watch_started)
+        watcher = _watch(cfg, agent, args.watch_pid, args.watch_started) if args.watch_pid else None
         try:
             if args.socket:
                 from agentlanes.cli.news import NewsFile  # the hooks read news from it
@@ -50,6 +54,8 @@ def keepalive(args: argparse.Namespace) -> int:
                 return _hold_socket(client, args, NewsFile(cfg, agent))
             return _heartbeat_loop(client, interval, args)
         finally:
+            if watcher is not None:
+                watcher.set()
             _drop_pid_file(cfg, agent)
 
 
@@ -85,21 +91,40 @@ def _hold_socket(client: Any, args: argparse.Namespace, news: Any = None) -> int
     return 0
 
 
-def _watch(pid: int, started: str | None) -> None:
-    """End this process (as SIGTERM would: through the finally blocks) once ``pid`` is gone;
-    the socket closes with it, so the session's TTL runs from then."""
-    import threading
+def _watch(cfg: Any, agent: str | None, pid: int, started: str | None) -> threading.Event:
+    """Once ``pid`` (the agent's process) is gone, check the agent's session out as its
+    session-end hook would (``agent_session.end_session``: the waiting edits sent, the
+    files touched, outcome completed), then end this process (as SIGTERM would: through
+    the finally blocks). Agents that end without a session-end hook (killed, or with no
+    such event) are so checked out within about a second of their end, not a TTL later.
 
+    The watcher is not a daemon thread: a SIGTERM arriving mid-check-out (the agent's own
+    session-end hook stopping this keepalive) ends the main thread, and the interpreter
+    then waits for the check-out to finish rather than cut it off. Setting the event it
+    returns (the main thread's ``finally``) stops a watcher still polling."""
     from agentlanes.client.identity import is_alive
+
+    done = threading.Event()
 
     def watch() -> None:
         while is_alive(pid, started):
-            time.sleep(1.0)
-        print(f"agentlanes: the agent's process {pid} has ended; letting the session go")
+            if done.wait(WATCH_SECONDS):
+                return  # this keepalive is ending for another reason
+        print(f"agentlanes: the agent's process {pid} has ended; checking its session out")
         sys.stdout.flush()
-        os.kill(os.getpid(), signal.SIGTERM)
+        if agent is not None:
+            try:
+                from agentlanes.hooks.agent_session import end_session
 
-    threading.Thread(target=watch, name="watch-agent", daemon=True).start()
+                end_session(cfg, agent, "the agent's process ended")
+            except Exception as exc:  # the session then times out on its own
+                print(f"agentlanes: check-out failed ({type(exc).__name__}: {exc})")
+                sys.stdout.flush()
+        if not done.is_set():  # the main thread still holds the socket: end it
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="watch-agent").start()
+    return done
 
 
 def start_for_agent(cfg: Any, agent: str, pid: int | None, started: str | None) -> int | None:

@@ -38,6 +38,9 @@ SESSIONS_DIR = "sessions"
 STATE_DIR = "agentlanes"
 # Where a session file keeps the agent's process (see identity.py).
 AGENT_PROCESS_KEYS = ("agent_pid", "agent_started")
+# What a new check-in of the same agent keeps from its session start: its process, and
+# its program (``meta.tool``, named in the check-out its keepalive makes).
+KEPT_KEYS = (*AGENT_PROCESS_KEYS, "tool")
 
 
 class ConfigError(ClientError):
@@ -312,7 +315,7 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
         # A new check-in by the same agent (its MCP server, `lanes checkin` from its
         # shell) keeps the agent's process that its session start recorded.
         before = _load(path) or {}
-        data.update({k: before[k] for k in AGENT_PROCESS_KEYS if k in before})
+        data.update({k: before[k] for k in KEPT_KEYS if k in before and k not in data})
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

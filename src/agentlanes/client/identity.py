@@ -42,6 +42,8 @@ def _proc_stat(pid: int) -> tuple[int, str, str] | None:
     if left < 0 or right < 0:
         return None
     fields = raw[right + 2 :].split()
+    if fields[:1] in (["Z"], ["X"]):
+        return None  # a zombie (ended, not yet reaped by its parent) runs no more
     try:
         return int(fields[1]), raw[left + 1 : right], fields[19]
     except (IndexError, ValueError):

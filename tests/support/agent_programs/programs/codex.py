@@ -25,6 +25,7 @@ class Codex(AgentProgram):
     agent = "codex"
     tool = "codex"
     resumes = True
+    init_says = "Trust all and continue"
 
     @property
     def codex_home(self) -> Path:

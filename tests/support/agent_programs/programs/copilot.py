@@ -23,6 +23,7 @@ class Copilot(AgentProgram):
     agent = "copilot"
     tool = "copilot"
     resumes = True
+    init_says = "Yes, and remember this folder"
 
     def environment(self, model_url: str) -> dict[str, str]:
         install = self.binary.parent.parent.parent  # <cache>/<package>@<version>/

@@ -61,13 +61,15 @@ def read(request: ModelRequest) -> None:
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
-    results = 0
+    results: list[str] = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
         texts.extend(_item_texts(item))
-        results += item.get("type") in _RESULTS
-    request.tool_results = results
+        if item.get("type") in _RESULTS:
+            results.append("\n".join(_item_texts(item)))
+    request.tool_results = len(results)
+    request.results = results
     request.text = "\n".join(texts)
 
 
