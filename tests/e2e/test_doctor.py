@@ -111,9 +111,13 @@ def test_doctor_names_each_problem_and_its_fix(agent_server: ServerProcess, tmp_
         not checks["identity"]["ok"] and "AGENTLANES_AGENT_NAME=alice" in checks["identity"]["fix"]
     )
 
+    # No server; and Codex's hooks switched off altogether (not a matter of trust).
+    with (tmp_path / "home/.codex/config.toml").open("a") as config:
+        config.write("\n[features]\nhooks = false\n")
     code, checks, _ = doctor(repo, {**env, "AGENTLANES_URL": "http://127.0.0.1:9"})
     assert code == 1 and not checks["server"]["ok"] and "key" not in checks
     assert "agentlanes serve" in checks["server"]["fix"]
+    assert "switched off" in checks["codex"]["detail"] and "hooks = false" in checks["codex"]["fix"]
 
 
 def init_program(done: Any) -> str:

@@ -176,25 +176,36 @@ def _configured_codex_events(root: Path) -> list[str]:
     return out
 
 
-def _codex_verdict(root: Path, hooks: list[dict[str, Any]]) -> HooksTrust:
+def _codex_verdict(server: CodexAppServer, root: Path, hooks: list[dict[str, Any]]) -> HooksTrust:
     summary = [
         {"event": h.get("eventName"), "trust": h.get("trustStatus"), "enabled": h.get("enabled")}
         for h in hooks
     ]
-    configured = _configured_codex_events(root)
     if not hooks:
+        config = (server.call("config/read", {"cwd": str(root)}) or {}).get("config") or {}
+        if (config.get("features") or {}).get("hooks") is False:
+            return HooksTrust(
+                "codex", False, "Codex's hooks are switched off ([features] hooks = false)",
+                "remove `hooks = false` from [features] in ~/.codex/config.toml (or the "
+                "project's .codex/config.toml)",
+            )  # fmt: skip
+        configured = _configured_codex_events(root)
+        project = ((config.get("projects") or {}).get(str(root)) or {}).get("trust_level")
+        why = "marked untrusted" if project == "untrusted" else "not trusted"
         return HooksTrust(
             "codex",
             False,
             f"Codex does not load {root}/.codex/ ({len(configured)} agentlanes hook(s) "
-            "there): the project is not trusted",
+            f"there): the project is {why}",
             codex_step(root),
         )
     idle = [h for h in hooks if h.get("trustStatus") not in ("trusted", "managed")]
     off = [h for h in hooks if h.get("enabled") is False]
     if idle or off:
-        names = ", ".join(f"{h.get('eventName')} ({h.get('trustStatus')})" for h in idle)
-        names += ", ".join(f"{h.get('eventName')} (disabled)" for h in off)
+        names = ", ".join(
+            [f"{h.get('eventName')} ({h.get('trustStatus')})" for h in idle]
+            + [f"{h.get('eventName')} (disabled)" for h in off]
+        )
         return HooksTrust(
             "codex",
             False,
@@ -216,7 +227,7 @@ def codex_trust(root: Path, env: Mapping[str, str] | None = None) -> HooksTrust:
         )  # fmt: skip
     try:
         with CodexAppServer(codex, root, env) as server:
-            return _codex_verdict(root, _codex_hooks(server, root))
+            return _codex_verdict(server, root, _codex_hooks(server, root))
     except (AppServerError, OSError) as exc:
         return HooksTrust("codex", None, f"could not ask Codex ({exc})", codex_step(root))
 
@@ -242,7 +253,7 @@ def trust_codex(root: Path, env: Mapping[str, str] | None = None) -> HooksTrust:
             if state:
                 _write(server, "hooks.state", state)
                 hooks = _codex_hooks(server, root)
-            return _codex_verdict(root, hooks)
+            return _codex_verdict(server, root, hooks)
     except (AppServerError, OSError) as exc:
         return HooksTrust("codex", None, f"could not ask Codex ({exc})", codex_step(root))
 
