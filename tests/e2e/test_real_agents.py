@@ -292,6 +292,9 @@ def between_runs(stage: Stage, model: ModelServer, first: Run, agent_name: str |
     if argv is None or agent_name is None:
         return "no: cannot resume (no conversation id in its output)"
     nonce = f"between-{secrets.token_hex(4)}"
+    # Its session has checked out, so only a registered agent's name takes a message now
+    # (SPEC: any other name is 404 AGENT_NOT_FOUND); the resumed run checks in under it.
+    api(stage.url, stage.key, "PUT", f"/api/v1/agents/{agent_name}")
     stage.send(agent_name, f"alice here: {nonce}, one more thing")
     done = model.recorded.last_main()
     n = done.tool_results if done else 0

@@ -79,11 +79,14 @@ def test_copilot_never_checks_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
 
     checked: list[tuple[str, dict[str, object]]] = []
 
-    def check(agent: str, sid: object, cwd: object, tool: str, args: dict[str, object]) -> object:
+    def check(
+        agent: str, sid: object, cwd: object, tool: str, args: dict[str, object], **kw: object
+    ) -> object:
         checked.append((tool, args))
         return core.Verdict(deny="agentlanes: refused")
 
     monkeypatch.setattr(core, "check", check)
+    monkeypatch.setattr(core, "news", lambda *a, **kw: None)
 
     def pre(args: dict[str, object]) -> object:
         payload = {"sessionId": "s1", "cwd": "/repo", "toolName": "str_replace_editor"}
@@ -124,6 +127,10 @@ CALLS = [
     ("copilot", {"toolName": "apply_patch", "toolArgs": {"input": "", "patch": "P"}},
      ("apply_patch", {"command": "P"})),
     ("copilot", {"toolName": "apply_patch", "toolArgs": {}}, ("apply_patch", {"command": None})),
+    # Copilot CLI 1.0.102 sends a custom (freeform) tool's input as it is: the patch text
+    ("copilot", {"toolName": "apply_patch", "toolArgs": "*** Begin Patch\n*** End Patch\n"},
+     ("apply_patch", {"command": "*** Begin Patch\n*** End Patch\n"})),
+    ("copilot", {"toolName": "bash", "toolArgs": "not json"}, None),
     ("copilot", {"toolName": "str_replace_editor", "toolArgs": {"command": "view", "path": "a"}},
      None),
     ("opencode", {"tool": "write", "args": {"filePath": "a.py", "path": "b"}},

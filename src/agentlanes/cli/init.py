@@ -93,6 +93,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "opencode, windsurf, aider); default: claude plus every agent whose project config "
         "folder exists (docs/agents.md)",
     )
+    p.add_argument(
+        "--trust-hooks",
+        action="store_true",
+        help="also allow the agents that ask their user first to run these hooks: Codex "
+        "(trust the project and each agentlanes hook, through Codex's own app server), "
+        "Copilot CLI and Gemini CLI (trust the folder); docs/agents.md",
+    )
     add_json(p)
     p.set_defaults(func=init)
 
@@ -205,6 +212,9 @@ def init(args: argparse.Namespace) -> int:
                 if kept and not args.json:
                     print(f"kept your existing hook as {kept}; it runs first")
     nothing = all(c["action"] == "unchanged" for c in report)
+    from agentlanes.cli.init_agents import hooks_trust
+
+    trust = [] if args.dry_run else hooks_trust(root, agents, args.trust_hooks)
     if args.json:
         emit_json(
             {
@@ -213,11 +223,13 @@ def init(args: argparse.Namespace) -> int:
                 "files": report,
                 "program": program,
                 "agents": agents,
+                "hooks_trust": [t.as_json() for t in trust],
             }
         )
         return 0
     if nothing:
         print("nothing to change: this repository is already set up for agentlanes")
+        _print_trust(trust)
         return 0
     verb = {"created": "would create", "updated": "would update"} if args.dry_run else {}
     for entry in report:
@@ -238,14 +250,20 @@ def init(args: argparse.Namespace) -> int:
             "pre-push hook (lanes verify) checks them again before they leave, even those "
             "committed with --no-verify"
         )
-    if "gemini" in agents:
-        print(
-            "gemini: Gemini CLI runs a project's hooks only in a trusted folder: answer its "
-            "trust prompt with 'Trust folder', or (headless runs never ask) add "
-            f'"{root}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json'
-        )
+    _print_trust(trust)
     if args.dry_run:
         print("dry run: nothing written")
     elif not cfg.api_key:
         print("next: export AGENTLANES_API_KEY=alk_... (the project's key) for every agent")
     return 0
+
+
+def _print_trust(trust: list[Any]) -> None:
+    """What an agent's user must still do before it runs these hooks (or that it will)."""
+    for t in trust:
+        if t.runs:
+            print(f"{t.agent}: its hooks will run here")
+        elif t.runs is False:
+            print(f"{t.agent}: {t.problem}: until then it edits here unchecked. Once: {t.fix}")
+        else:
+            print(f"{t.agent}: {t.problem}. Unless done already: {t.fix}")

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.guard",
     "agentlanes.cli.mcp",
     "agentlanes.cli.init",
+    "agentlanes.cli.doctor",
 )
 
 
