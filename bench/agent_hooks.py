@@ -95,11 +95,16 @@ def own_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def one_run(p: AgentProgram, template: Path, work: Path, env: dict[str, str]) -> Sample:
+def one_run(
+    p: AgentProgram, template: Path, work: Path, env: dict[str, str], bare: bool = False
+) -> Sample:
     repo = work / f"repo-{secrets.token_hex(3)}"
     shutil.copytree(template, repo, symlinks=True)
     with ModelServer(Script(steps(p, repo))) as model:
         p.prepare(repo, model.url)
+        if bare:  # a driver's prepare may run `lanes init` (Codex, Copilot CLI): undone
+            git(repo, env, "clean", "-fdxq")
+            git(repo, env, "checkout", "-q", "--", ".")
         full = {**env, **p.environment(model.url)}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         launched = time.time()
@@ -169,7 +174,7 @@ def bench(agent: str, url: str, work: Path, pairs: int) -> tuple[str, Runs] | No
     one_run(p, configured, work / agent, env)  # warm-up: first-start costs of either kind
     for _ in range(pairs):  # alternating, so a change in the machine's load hits both
         runs.with_.append(one_run(p, configured, work / agent, env))
-        runs.without.append(one_run(p, bare, work / agent, env))
+        runs.without.append(one_run(p, bare, work / agent, env, bare=True))
     return f"{agent} {installed_version(agent, binary)}", runs
 
 
