@@ -52,10 +52,11 @@ NEW_COLUMNS = {
         "block_on",  # 0006
         "line_margin",  # 0006
     },
-    "messages": {"number"},
+    "messages": {"number", "sender_kind"},  # sender_kind: 0007
     "realtime_tokens": {"api_key_hash"},
     "message_receipts": {"delivered_at"},  # 0004
-    "sessions": {"claimed_at", "edits"},  # 0005: claim times; 0006: line-level edits
+    # 0005: claim times; 0006: line-level edits; 0007: display names
+    "sessions": {"claimed_at", "edits", "display_name"},
 }
 
 

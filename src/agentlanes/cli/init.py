@@ -244,6 +244,12 @@ def init(args: argparse.Namespace) -> int:
             "pre-push hook (lanes verify) checks them again before they leave, even those "
             "committed with --no-verify"
         )
+    if "gemini" in agents:
+        print(
+            "gemini: Gemini CLI runs a project's hooks only in a trusted folder: answer its "
+            "trust prompt with 'Trust folder', or (headless runs never ask) add "
+            f'"{root}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json'
+        )
     if args.dry_run:
         print("dry run: nothing written")
     elif not cfg.api_key:

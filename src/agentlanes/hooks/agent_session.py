@@ -258,6 +258,9 @@ def end_session(cfg: LocalConfig, agent: str, reason: str, tool: str | None = No
                     pass
             elif exc.status != 404:
                 return False
+        from agentlanes.hooks.news import keep_cursor  # for a resume (hooks/news.py)
+
+        keep_cursor(cfg, agent, session)
         forget_session(cfg, agent)
         from agentlanes.hooks.edits import forget
 

@@ -293,15 +293,72 @@ def stop(payload: dict[str, Any], env: dict[str, str] | None = None) -> Any:
 
 def start_cursor(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
     """At ``SessionStart`` (which shows who is live already): the news starts from now,
-    unless a resumed session has a cursor of its own (it then hears what it missed)."""
+    unless a resumed session has a cursor of its own (it then hears what it missed): the
+    live session's, or the one its agent's last session ended with (``keep_cursor``)."""
     try:
         saved = read_session(cfg, {}, agent=agent)
     except ConfigError:
         return
     if saved is None or saved.get("news_cursor") or not session.get("session_token"):
         return
+    kept = _kept_cursor(cfg, agent)
+    if kept:
+        _remember(cfg, agent, kept)
+        return
     try:
         answer = call(cfg, "GET", "/api/v1/news", None, session["session_token"])
     except (LeanUnreachable, LeanApiError):
         return
     _remember(cfg, agent, answer.get("cursor"))
+
+
+# -- across a resume -------------------------------------------------------------------------
+# ``claude -p`` ends its session (SessionEnd checks out) and ``claude -p --resume ID``
+# starts one again under the same name: the news read up to the end goes on from there,
+# so a message sent in between reaches the resumed conversation (once: it is then
+# delivered, and the cursor moves past it).
+
+KEPT_CURSOR_DAYS = 7  # an ended agent's cursor is kept this long for a resume
+
+
+def _kept_cursor_file(cfg: LocalConfig, agent: str) -> str | None:
+    session_file = cfg.session_file(agent)
+    return None if session_file is None else session_file[: -len(".json")] + ".news-cursor"
+
+
+def keep_cursor(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
+    """At the session's end: keep its news cursor beside the session files (the session
+    file goes), for the next start under this agent's name; older kept cursors of
+    conversations never resumed are removed."""
+    cursor = session.get("news_cursor")
+    path = _kept_cursor_file(cfg, agent)
+    if path is None or not isinstance(cursor, str) or _position(cursor) is None:
+        return
+    import time
+
+    folder = os.path.dirname(path)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(cursor)
+        old = time.time() - KEPT_CURSOR_DAYS * 86400
+        for name in os.listdir(folder):
+            if name.endswith(".news-cursor"):
+                other = os.path.join(folder, name)
+                if os.path.getmtime(other) < old:
+                    os.unlink(other)
+    except OSError:
+        pass  # the resumed session's news then starts from its start
+
+
+def _kept_cursor(cfg: LocalConfig, agent: str) -> str | None:
+    """The cursor the agent's last session ended with (taken: removed as read)."""
+    path = _kept_cursor_file(cfg, agent)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cursor = fh.read(100).strip()
+        os.unlink(path)
+    except OSError:
+        return None
+    return cursor if _position(cursor) is not None else None

@@ -36,6 +36,8 @@ def agent_error(exc: ClientError) -> ToolError:
         return ToolError(
             "SESSION_NOT_FOUND: the server does not know your session; call `checkin`."
         )
+    if exc.code == "AGENT_NOT_FOUND":
+        return ToolError(f"AGENT_NOT_FOUND: {exc.message}; send to one of them by its name.")
     if exc.code == "VALIDATION_ERROR" and exc.field:
         return ToolError(
             f"VALIDATION_ERROR: {exc.message} (argument `{exc.field}`); fix it and retry."
