@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.project",
     "agentlanes.cli.db",
     "agentlanes.cli.session",
+    "agentlanes.cli.release",
     "agentlanes.cli.news",
     "agentlanes.cli.message",
     "agentlanes.cli.watch",
