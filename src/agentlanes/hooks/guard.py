@@ -540,29 +540,12 @@ def news_wanted(answer: dict[str, Any]) -> bool:
     return "agentlanes: server unreachable" not in str(out.get("additionalContext") or "")
 
 
-def _cursor_maybe(payload: Any) -> bool:
-    """A cheap first look (no import) for an event Cursor may have sent."""
-    if isinstance(payload, dict) and not payload.keys().isdisjoint(
-        ("cursor_version", "conversation_id", "workspace_roots")
-    ):
-        return True
-    return "CURSOR_VERSION" in os.environ
-
-
 def run(stdin: TextIO | None = None, stdout: TextIO | None = None, allow: bool = False) -> int:
     """Read the event, write the answer. Always 0: exit 2 would block the tool call."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
         payload = json.loads(stdin.read() or "null")
-        if _cursor_maybe(payload):  # Cursor runs Claude Code's hooks too (adapters/cursor.py)
-            from agentlanes.hooks.adapters.cursor import from_claude_config, runs_under_cursor
-
-            if runs_under_cursor(payload, os.environ):
-                done = from_claude_config(payload, os.environ)
-                if done.out:
-                    stdout.write(json.dumps(done.out) + "\n")
-                return 0
         answer = handle(payload, allow=allow)
     except (ValueError, GuardInputError) as exc:
         message = str(exc) if isinstance(exc, GuardInputError) else f"stdin: not JSON ({exc})"

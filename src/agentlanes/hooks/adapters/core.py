@@ -34,6 +34,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+class Answer:
+    """What the hook prints on stdout (JSON, or nothing), on stderr, and its exit code."""
+
+    def __init__(self, out: Any = None, code: int = 0, err: str = "") -> None:
+        self.out = out
+        self.code = code
+        self.err = err
+
+
 class Verdict:
     """The core's answer to one tool call: ``deny`` (the reason) or ``context`` (notes)."""
 
