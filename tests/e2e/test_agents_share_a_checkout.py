@@ -164,6 +164,10 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     mine = alice.bash("git add src/a.py && git commit -q -m a", source_env=False)
     assert mine["rc"] == 0, mine
     assert "claimed by" not in mine["stderr"] and "no active session" not in mine["stderr"]
+    # Committed, with none of alice's lines left: the claim her edit brought ends (the
+    # post-commit hook); she takes it again with her next edit.
+    assert presence(url, key)[alice.name]["declared_files"] == []
+    assert alice.edit("src/a.py") is None
     (repo / "src/b.py").write_text("b\n")
     mine = bob.bash("git add src/b.py && git commit -q -m b")
     assert mine["rc"] == 0, mine
@@ -310,20 +314,22 @@ def test_warn_to_block_keeps_the_older_claimant_able_to_edit(
     assert presence(url, key)[later.name]["declared_files"] == ["src/x.py"]
     set_project(url, project["slug"], conflict_mode="block")
 
-    # The earlier claimant edits and commits on; the later one is refused.
+    # The earlier claimant edits on; the later one is refused, its edit and its commit.
     kept = first.edit("src/x.py")
     assert kept is None or "permissionDecision" not in kept["hookSpecificOutput"], kept
     (repo / "src").mkdir()
     (repo / "src/x.py").write_text("x\n")
-    done = first.bash("git add src/x.py && git commit -q -m x", source_env=False)
-    assert done["rc"] == 0, done
-    assert "you claimed these paths before them" in done["stderr"]
     denied = later.edit("src/x.py")
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert f"claimed by {first.name}" in denied["hookSpecificOutput"]["permissionDecisionReason"]
-    (repo / "src/x.py").write_text("later\n")
-    refused = later.bash("git commit -q -am later", source_env=False)
+    refused = later.bash("git add src/x.py && git commit -q -m later", source_env=False)
     assert refused["rc"] != 0 and f"claimed by {first.name}" in refused["stderr"]
+    # The earlier claimant commits; its claim on src/x.py, which its edit brought, ends
+    # with none of its uncommitted lines left there (the post-commit hook).
+    done = first.bash("git add src/x.py && git commit -q -m x", source_env=False)
+    assert done["rc"] == 0, done
+    assert "you claimed these paths before them" in done["stderr"]
+    assert presence(url, key)[first.name]["declared_files"] == []
 
 
 def test_a_sibling_worktree_is_the_same_repository_for_the_same_agent(

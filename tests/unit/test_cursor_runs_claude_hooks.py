@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentlanes.hooks import guard
-from agentlanes.hooks.adapters import core, cursor
+from agentlanes.hooks.adapters import claude, core, cursor
 
 FIXTURE = json.loads(
     (Path(__file__).parent.parent / "fixtures" / "agent_hooks" / "cursor.json").read_text()
@@ -60,7 +60,7 @@ def cursor_config(repo: Path) -> None:
 def claude_hook(payload: dict[str, Any]) -> Any:
     """``lanes guard`` (Claude Code's hook) on this event: its JSON answer, or None."""
     out = io.StringIO()
-    assert guard.run(io.StringIO(json.dumps(payload)), out) == 0
+    assert claude.run(io.StringIO(json.dumps(payload)), out) == 0
     return json.loads(out.getvalue()) if out.getvalue().strip() else None
 
 

@@ -3,8 +3,10 @@
 Writes (merging with what is there; a second run changes nothing and says so):
 
 - ``.agentlanes.toml``: the server URL (the key stays in the environment);
-- the git pre-commit and pre-push hooks (as ``lanes hook install``; the pre-push hook runs
-  ``lanes verify`` on what is pushed, which ``git commit --no-verify`` does not skip);
+- the git pre-commit, pre-push and post-commit hooks (as ``lanes hook install``; the
+  pre-push hook runs ``lanes verify`` on what is pushed, which ``git commit --no-verify``
+  does not skip; the post-commit hook takes what the committer committed out of its
+  edits and claims, ``agentlanes.hooks.post_commit``);
 - ``.claude/settings.json``: ``lanes guard`` (by absolute path: Claude Code may start
   without the venv on its PATH) as the Claude Code hook for six events: ``SessionStart``,
   ``UserPromptSubmit``, ``PreToolUse`` and ``PostToolUse`` (matcher ``"*"``: every tool;
@@ -190,7 +192,11 @@ def init(args: argparse.Namespace) -> int:
         changes += [plan_claude(root, program), plan_mcp(root, cfg.url, args.mcp, program)]
     changes += plan_agents(root, agents, program)
     hook_changes = []
-    for name, what in (("pre-commit", "git pre-commit hook"), ("pre-push", "git pre-push hook")):
+    for name, what in (
+        ("pre-commit", "git pre-commit hook"),
+        ("pre-push", "git pre-push hook"),
+        ("post-commit", "git post-commit hook"),
+    ):
         hook, script, current = plan_install(name)
         hook_changes.append(Change(hook, current, script, what))
     report = []

@@ -133,7 +133,8 @@ def plan_gemini(root: Path, program: list[str]) -> list[Change]:
     wanted = {
         "SessionStart": group(15000),
         "BeforeAgent": group(10000),
-        "BeforeTool": group(10000, "write_file|replace|run_shell_command"),
+        # read_file too: the guard notes the read (a whole-file write after it is not stale)
+        "BeforeTool": group(10000, "write_file|replace|run_shell_command|read_file"),
         "AfterTool": group(10000),
         "SessionEnd": group(15000),
     }

@@ -4,20 +4,28 @@ detached (its pid kept beside the agent's session file, so ``lanes checkout`` st
 ``--watch-pid PID`` checks the session out and ends it once that process is gone: every
 agent's session-start hook starts it (``start_for_agent``) attached and watching the
 agent's own process, so the session lives as long as the agent does and ends with it,
-however the agent ends (SPEC "Every coding agent": within 5 s)."""
+however the agent ends (SPEC "Every coding agent": within 5 s). Starting and stopping
+the process is ``agentlanes.agent.keepalive``."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
+from agentlanes.agent.keepalive import (
+    drop_own_files,
+    pid_file,
+    restart_for_agent,
+    running_keepalive,
+    spawn,
+    start_for_agent,
+    stop_keepalive,
+)
 from agentlanes.cli.errors import EXIT_NO_SESSION, CommandError
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import client_errors, emit_json
@@ -56,7 +64,7 @@ def keepalive(args: argparse.Namespace) -> int:
         finally:
             if watcher is not None:
                 watcher.set()
-            _drop_pid_file(cfg, agent)
+            drop_own_files(cfg, agent)
 
 
 def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> int:
@@ -127,69 +135,18 @@ def _watch(cfg: Any, agent: str | None, pid: int, started: str | None) -> thread
     return done
 
 
-def start_for_agent(cfg: Any, agent: str, pid: int | None, started: str | None) -> int | None:
-    """Start ``lanes keepalive --socket`` for a local agent's session, in the background,
-    watching the agent's process ``pid`` when known (the Claude Code hooks call this at
-    session start). The pid of the keepalive, or None when one already runs."""
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None or _running_keepalive(pid_file):
-        return None
-    command = [sys.executable, "-m", "agentlanes", "keepalive", "--agent", agent, "--socket"]
-    if pid:
-        command += ["--watch-pid", str(pid)]
-        if started:
-            command += ["--watch-started", started]
-    return _spawn(cfg, pid_file, command)
-
-
-def restart_for_agent(cfg: Any, agent: str) -> int | None:
-    """After a new check-in by an agent whose session start recorded its process (its MCP
-    server's ``checkin``, ``lanes checkin`` from its shell): the keepalive holding the old
-    session is stopped and one for the new session starts, watching the same process."""
-    from agentlanes.client.config import read_session
-
-    session = read_session(cfg, {}, agent=agent) or {}
-    pid = session.get("agent_pid")
-    if not isinstance(pid, int):
-        return None
-    stop_keepalive(cfg, agent)
-    return start_for_agent(cfg, agent, pid, session.get("agent_started"))
-
-
-def _spawn(cfg: Any, pid_file: Path, command: list[str]) -> int:
-    log = pid_file.with_suffix(".log").open("ab")
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,  # survives the shell (and the agent's tool call) that ran it
-        cwd=cfg.root,
-    )
-    pid_file.write_text(str(proc.pid))
-    return proc.pid
-
-
 def _exit_on_sigterm() -> None:
     # SIGTERM (from `lanes checkout`) ends the loop through the finally blocks.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
-def _pid_file(cfg: Any, agent: str | None) -> Path | None:
-    """``sessions/<agent>.keepalive.pid`` beside the agent's session file."""
-    if agent is None:
-        return None
-    session_file = cfg.session_file(agent)
-    return None if session_file is None else Path(session_file).with_suffix(".keepalive.pid")
-
-
 def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> int:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None:
+    path = pid_file(cfg, agent)
+    if path is None:
         raise CommandError(
             "--background needs a git repository and a saved session (it keeps its pid in .git)"
         )
-    running = _running_keepalive(pid_file)
+    running = running_keepalive(path)
     if running:
         print(f"keepalive already running (pid {running})")
         return 0
@@ -202,8 +159,8 @@ def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> 
         command += ["--watch-pid", str(args.watch_pid)]
         if args.watch_started:
             command += ["--watch-started", args.watch_started]
-    log_path = pid_file.with_suffix(".log")
-    pid = _spawn(cfg, pid_file, command)
+    log_path = path[: -len(".pid")] + ".log"
+    pid = spawn(cfg, path, command)
     if args.json:
         emit_json({"pid": pid, "log": str(log_path)})
     else:
@@ -211,35 +168,4 @@ def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> 
     return 0
 
 
-def _running_keepalive(pid_file: Path) -> int | None:
-    """The pid in the file if that process is still our keepalive (pids get reused)."""
-    from agentlanes.hooks.news import running_keepalive
-
-    return running_keepalive(str(pid_file))
-
-
-def stop_keepalive(cfg: Any, agent: str | None) -> int | None:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None or not pid_file.exists():
-        return None
-    pid = _running_keepalive(pid_file)
-    if pid is not None and pid != os.getpid():
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pid = None
-    pid_file.unlink(missing_ok=True)
-    _news_file(pid_file).unlink(missing_ok=True)  # nobody writes it any more
-    return pid
-
-
-def _news_file(pid_file: Path) -> Path:
-    """``sessions/<agent>.news.jsonl`` (hooks/news.py), beside the pid file."""
-    return pid_file.with_name(pid_file.name[: -len(".keepalive.pid")] + ".news.jsonl")
-
-
-def _drop_pid_file(cfg: Any, agent: str | None) -> None:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is not None and _running_keepalive(pid_file) == os.getpid():
-        pid_file.unlink(missing_ok=True)
-        _news_file(pid_file).unlink(missing_ok=True)
+__all__ = ["keepalive", "restart_for_agent", "start_for_agent", "stop_keepalive"]

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.project",
     "agentlanes.cli.db",
     "agentlanes.cli.session",
+    "agentlanes.cli.release",
     "agentlanes.cli.news",
     "agentlanes.cli.message",
     "agentlanes.cli.watch",
@@ -72,9 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from agentlanes.hooks.adapters import main as agent_guard  # every other agent
 
             return agent_guard(args_list[1:])
-        from agentlanes.hooks.guard import main as guard_main
+        from agentlanes.hooks.adapters.claude import main as claude_guard
 
-        return guard_main(args_list[1:])
+        return claude_guard(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     try:

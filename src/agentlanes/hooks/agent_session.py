@@ -128,7 +128,7 @@ def _start_keepalive(
     if not process.get("agent_pid"):
         return None
     try:
-        from agentlanes.cli.keepalive import start_for_agent, stop_keepalive
+        from agentlanes.agent.keepalive import start_for_agent, stop_keepalive
 
         if restart:
             stop_keepalive(cfg, agent)
@@ -322,7 +322,7 @@ def _flush_edits(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
 
 def _stop_keepalive(cfg: LocalConfig, agent: str) -> None:
     try:
-        from agentlanes.cli.keepalive import stop_keepalive
+        from agentlanes.agent.keepalive import stop_keepalive
 
         stop_keepalive(cfg, agent)
     except Exception:  # it ends on its own once the session has ended
@@ -358,6 +358,23 @@ def _touched_locally(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
 
 
 def _touched(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
+    """The files this agent's tool calls changed during the session, committed or not
+    (its after-edit hooks noted them, ``hooks/edits.py``); for an agent whose hooks never
+    noted an edit, in a working tree of its own, what git sees changed that its claims
+    cover (``_changed_and_claimed``)."""
+    from agentlanes.agent.tree import others
+    from agentlanes.hooks.edits import touched
+
+    agent = str(session.get("agent_name") or "")
+    noted = touched(cfg, agent, session) if agent else None
+    if noted is not None:
+        return noted[:10_000]
+    if agent and others(cfg, agent):
+        return []  # in a shared tree git's changes are everyone's: none is known as ours
+    return _changed_and_claimed(cfg, session)
+
+
+def _changed_and_claimed(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
     """The files git sees changed or untracked that this session's claims cover.
 
     Other agents may work in the same tree, so not every change is ours: the server says

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 
+from agentlanes.agent.keepalive import running_keepalive
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call
@@ -47,30 +48,6 @@ def news_file(cfg: LocalConfig, agent: str) -> str | None:
     """``sessions/<agent>.news.jsonl`` beside the agent's session file."""
     session_file = cfg.session_file(agent)
     return None if session_file is None else session_file[: -len(".json")] + ".news.jsonl"
-
-
-def running_keepalive(pid_file: str, socket: bool = False) -> int | None:
-    """The pid in ``pid_file`` if that process is still a keepalive (pids get reused: its
-    command line says so), one holding the socket (``--socket``) when ``socket``."""
-    try:
-        with open(pid_file, encoding="utf-8") as fh:
-            pid = int(fh.read().strip())
-    except (OSError, ValueError):
-        return None
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            args = fh.read().split(b"\0")
-    except OSError:
-        if os.path.isdir("/proc/self"):
-            return None  # no such process
-        try:  # no /proc (macOS): trust the pid file if the process exists
-            os.kill(pid, 0)
-        except OSError:
-            return None
-        return pid
-    if not any(b"keepalive" in a for a in args):
-        return None
-    return pid if not socket or b"--socket" in args else None
 
 
 def keepalive_running(cfg: LocalConfig, agent: str) -> bool:

@@ -152,7 +152,7 @@ class Lanes:
         self.agent = result.agent_name
         if self.cfg is not None:
             save_checkin(self.cfg, result)
-            from agentlanes.cli.keepalive import restart_for_agent
+            from agentlanes.agent.keepalive import restart_for_agent
 
             restart_for_agent(self.cfg, result.agent_name)  # the agent's keepalive, if any
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from agentlanes.hooks.adapters import Answer, core
+from agentlanes.hooks.adapters import core
+from agentlanes.hooks.adapters.core import Answer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
