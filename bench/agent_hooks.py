@@ -19,10 +19,13 @@ the config and the difference: what the hooks add to that call. Also:
   SessionEnd);
 - CPU: the CPU time of the program and every process it waited for (its hooks and
   what they ran: ``getrusage(RUSAGE_CHILDREN)`` around each run), with minus without,
-  per session and per tool call. The keepalive a session start leaves running detached
-  is not in it, nor the server's own time.
+  per session and per tool call; and of that, the hook processes' own: the total less
+  the program's own CPU (``/proc/PID/stat``, read every 50 ms until it exits). The
+  keepalive a session start leaves running detached is not in it, nor the server's.
 
-The machine's load is printed beside the figures: measure on a quiet machine.
+The machine's load is printed beside the figures, with the time ``python -S -c pass``
+takes then (about 12 ms on a quiet machine): measure on a quiet machine, or read the
+figures against that pace.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import resource
 import secrets
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,6 +76,7 @@ class Sample:
     start: float
     end: float
     cpu: float  # seconds of CPU of the program and what it waited for
+    children_cpu: float  # of that, the processes it waited for: its hooks and what they ran
 
 
 @dataclass
@@ -80,26 +85,50 @@ class Runs:
     with_: list[Sample] = field(default_factory=list)
 
 
-def one_run(p: AgentProgram, template: Path, work: Path, env: dict[str, str]) -> Sample:
+def own_cpu(pid: int) -> float | None:
+    """The CPU seconds a process has used itself, not its children's (``/proc/PID/stat``
+    utime + stime), or None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(
+    p: AgentProgram, template: Path, work: Path, env: dict[str, str], bare: bool = False
+) -> Sample:
     repo = work / f"repo-{secrets.token_hex(3)}"
     shutil.copytree(template, repo, symlinks=True)
     with ModelServer(Script(steps(p, repo))) as model:
         p.prepare(repo, model.url)
+        if bare:  # a driver's prepare may run `lanes init` (Codex, Copilot CLI): undone
+            git(repo, env, "clean", "-fdxq")
+            git(repo, env, "checkout", "-q", "--", ".")
         full = {**env, **p.environment(model.url)}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         launched = time.time()
-        run = p.run(repo, "Do the scripted steps.", full, timeout=300)
-        exited = launched + run.seconds
+        proc = p.start(repo, "Do the scripted steps.", full)
+        own = 0.0
+        while True:  # the program's own CPU, read until it exits (every 50 ms)
+            own = own_cpu(proc.pid) or own
+            try:
+                _, err = proc.communicate(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                if time.time() - launched > 300:
+                    proc.kill()
+        exited = time.time()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         main = model.recorded.main()
     shutil.rmtree(repo, ignore_errors=True)
     at = {}
     for request in main:  # the first request after k tool results (retries come later)
         at.setdefault(request.tool_results, request.at)
-    if run.returncode != 0 or sorted(at) != list(range(9)):
+    if proc.returncode != 0 or sorted(at) != list(range(9)):
         raise RuntimeError(
-            f"{p.agent}: the scripted session did not run through (exit {run.returncode}, "
-            f"requests after {sorted(at)} tool results): {run.stderr[-800:]}"
+            f"{p.agent}: the scripted session did not run through (exit {proc.returncode}, "
+            f"requests after {sorted(at)} tool results): {err[-800:]}"
         )
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return Sample(
@@ -107,6 +136,7 @@ def one_run(p: AgentProgram, template: Path, work: Path, env: dict[str, str]) ->
         start=at[0] - launched,
         end=exited - main[-1].at,
         cpu=cpu,
+        children_cpu=max(0.0, cpu - own),
     )
 
 
@@ -144,12 +174,30 @@ def bench(agent: str, url: str, work: Path, pairs: int) -> tuple[str, Runs] | No
     one_run(p, configured, work / agent, env)  # warm-up: first-start costs of either kind
     for _ in range(pairs):  # alternating, so a change in the machine's load hits both
         runs.with_.append(one_run(p, configured, work / agent, env))
-        runs.without.append(one_run(p, bare, work / agent, env))
+        runs.without.append(one_run(p, bare, work / agent, env, bare=True))
     return f"{agent} {installed_version(agent, binary)}", runs
 
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f}"
+
+
+def signed(seconds: float) -> str:
+    return f"{seconds * 1000:+.0f}"
+
+
+def interpreter_start(runs: int = 5) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``python -S -c pass``: the machine's pace now, for
+    reading the figures beside others taken at another load (about 12 ms quiet)."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
+        walls.append(time.monotonic() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def table(name: str, runs: Runs) -> str:
@@ -166,22 +214,26 @@ def table(name: str, runs: Runs) -> str:
     for k, tool in enumerate(TOOLS):
         a, b = per_tool(runs.without, k), per_tool(runs.with_, k)
         added.append(b - a)
-        lines.append(f"| {tool} | {ms(a)} | {ms(b)} | **+{ms(b - a)}** |")
+        lines.append(f"| {tool} | {ms(a)} | {ms(b)} | **{signed(b - a)}** |")
     for label, pick in (
         ("start (launch → first request)", lambda s: s.start),
         ("end (last answer → exit)", lambda s: s.end),
     ):
         a = statistics.median(pick(s) for s in runs.without)
         b = statistics.median(pick(s) for s in runs.with_)
-        lines.append(f"| {label} | {ms(a)} | {ms(b)} | +{ms(b - a)} |")
+        lines.append(f"| {label} | {ms(a)} | {ms(b)} | {signed(b - a)} |")
     cpu_a = statistics.median(s.cpu for s in runs.without)
     cpu_b = statistics.median(s.cpu for s in runs.with_)
+    hooks_a = statistics.median(s.children_cpu for s in runs.without)
+    hooks_b = statistics.median(s.children_cpu for s in runs.with_)
     lines += [
         "",
-        f"Added per allowed tool call: median of the four tools +{ms(statistics.median(added))}"
+        f"Added per allowed tool call: median of the four tools {signed(statistics.median(added))}"
         f" ms. CPU of the program and its hooks per session: {ms(cpu_a)} ms without, "
-        f"{ms(cpu_b)} ms with (+{ms(cpu_b - cpu_a)} ms, +{ms((cpu_b - cpu_a) / 8)} ms per "
-        "tool call, start and end included).",
+        f"{ms(cpu_b)} ms with ({signed(cpu_b - cpu_a)} ms, {signed((cpu_b - cpu_a) / 8)} ms "
+        "per tool call, start and end included); of which the processes it waited for (its "
+        f"hooks, and what they ran): {ms(hooks_a)} ms without, {ms(hooks_b)} ms with "
+        f"({signed(hooks_b - hooks_a)} ms).",
     ]
     return "\n".join(lines)
 
@@ -198,6 +250,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="agent-hooks-bench-"))
     server = bench_server(work, ADMIN_TOKEN, expiry_check_seconds=1)
     load_before = os.getloadavg()
+    pace_before = interpreter_start()
     out = []
     try:
         server.start(timeout=120)
@@ -210,9 +263,12 @@ def main() -> int:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
+    pace_after = interpreter_start()
     print(
         f"load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} after; "
-        f"{os.cpu_count()} CPUs; `.venv/bin/python bench/agent_hooks.py "
+        f"{os.cpu_count()} CPUs; `python -S -c pass` {ms(pace_before[0])} ms wall / "
+        f"{ms(pace_before[1])} ms CPU before, {ms(pace_after[0])} / {ms(pace_after[1])} after "
+        f"(about 12 ms quiet); `.venv/bin/python bench/agent_hooks.py "
         f"{' '.join(args.programs)}{' ' if args.programs else ''}--pairs {args.pairs}`"
     )
     return 0 if out else 1
