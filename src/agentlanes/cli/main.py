@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.session",
     "agentlanes.cli.news",
     "agentlanes.cli.message",
+    "agentlanes.cli.queue",
     "agentlanes.cli.watch",
     "agentlanes.cli.hook",
     "agentlanes.cli.verify",
