@@ -316,3 +316,26 @@ def test_bad_waits_are_400_naming_the_field_and_change_nothing(
     assert r.status_code == 400, r.text
     assert r.json()["field"] == field, r.text
     assert api.events() == before
+
+
+def test_the_grant_is_a_news_frame_on_the_waiters_attached_socket(block_api: Api) -> None:
+    api = block_api
+    holder = api.checkin(agent_name="holder", declared_files=["hot.py"])
+    waiter = api.checkin(agent_name="waiter")["session_token"]
+    with api.client.websocket_connect("/api/v1/events", headers={"X-API-Key": api.key}) as ws:
+        ws.receive_json()  # the snapshot
+        ws.send_json({"type": "attach", "session_token": waiter})
+        assert ws.receive_json()["type"] == "attached"
+        ws.send_json({"type": "news"})
+        assert ws.receive_json()["item"]["kind"] == "summary"
+        assert _wait(api, waiter, "hot.py").status_code == 202
+        _release(api, holder["session_token"])
+        kinds = []
+        for _ in range(20):
+            frame = ws.receive_json()
+            kinds.append(frame.get("item", {}).get("kind") or frame["type"])
+            if frame["type"] == "news" and frame["item"]["kind"] == "claim.granted":
+                break
+        else:
+            raise AssertionError(kinds)
+        assert frame["item"]["paths"] == ["hot.py"]
