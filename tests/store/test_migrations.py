@@ -51,6 +51,7 @@ NEW_COLUMNS = {
         "key_revoked_at",
         "block_on",  # 0006
         "line_margin",  # 0006
+        "auto_queue",  # 0008
     },
     "messages": {"number", "sender_kind"},  # sender_kind: 0007
     "realtime_tokens": {"api_key_hash"},

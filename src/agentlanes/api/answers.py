@@ -127,6 +127,9 @@ class ProjectView(BaseModel):
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
     agent_config_keys: list[str]
+    auto_queue: bool = Field(
+        default=False, description="A refused scope change is queued for the session at once"
+    )
     created_at: datetime
 
 
@@ -354,3 +357,90 @@ def answer(status: int, model: Any, description: str) -> dict[int, ResponseSpec]
     return {
         status: ResponseSpec(data_container=model, description=description, generate_examples=False)
     }
+
+
+# -- waiting for a lane (SPEC "Waiting for a lane") -------------------------------------------
+
+
+class Holder(BaseModel):
+    session_id: str
+    agent_name: str
+    display_name: str
+    paths: list[str] = Field(description="Their patterns that hold the wait's paths")
+
+
+class WaitView(BaseModel):
+    queue_id: str
+    session_id: str
+    agent_name: str
+    display_name: str
+    paths: list[str]
+    urgency: Literal["low", "normal", "high"]
+    status: Literal["waiting", "granted", "cancelled", "timed_out", "ended"]
+    auto: bool = Field(description="Queued by the server (auto_queue) after a refusal")
+    timeout_seconds: int
+    created_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None
+
+
+class QueueWaiting(BaseModel):
+    granted: Literal[False]
+    queue_id: str
+    session_id: str
+    position: int = Field(description="1: first in line for all its paths")
+    holders: list[Holder]
+    paths: list[str]
+    urgency: Literal["low", "normal", "high"]
+    expires_at: datetime
+    offset: int = Field(description="The event offset of queue.joined: follow the socket from it")
+
+
+class QueueGranted(BaseModel):
+    granted: Literal[True]
+    queue_id: str
+    session_id: str
+    paths: list[str]
+    declared_files: list[str] = Field(description="The session's claims now")
+    offset: int
+
+
+class PlacedWait(WaitView):
+    position: int
+    holders: list[Holder]
+
+
+class QueueList(BaseModel):
+    waits: list[PlacedWait]
+    total: int
+    limit: int
+    offset: int
+
+
+class ReleaseRequestView(BaseModel):
+    from_session_id: str
+    from_agent_name: str
+    from_display_name: str
+    to_session_id: str
+    to_agent_name: str
+    to_display_name: str
+    paths: list[str]
+    held: list[str] = Field(description="The holder's patterns that claim them")
+    reason: str
+    offset: int
+    requested_at: datetime
+
+
+class Hotspot(BaseModel):
+    path: str
+    refused: int = Field(description="Check-ins and status changes refused on it")
+    waits: int = Field(description="Waits for it that ended in the period")
+    waiting_now: int
+    wait_seconds_avg: float | None
+    wait_seconds_max: float | None
+
+
+class HotspotList(BaseModel):
+    days: int
+    hotspots: list[Hotspot]
+    total: int

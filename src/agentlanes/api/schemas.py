@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     ValidationInfo,
@@ -104,6 +105,10 @@ class ProjectCreate(Body):
     )
     block_on: Literal["claims", "lines"] | None = fields.block_on()
     line_margin: StrictInt | None = fields.line_margin()
+    # Waiting for a lane (SPEC).
+    auto_queue: StrictBool | None = Field(
+        None, description="Queue a refused scope change for the session at once (default off)"
+    )
 
 
 class CheckinBody(Body):

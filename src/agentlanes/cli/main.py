@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.release",
     "agentlanes.cli.news",
     "agentlanes.cli.message",
+    "agentlanes.cli.queue",
     "agentlanes.cli.watch",
     "agentlanes.cli.hook",
     "agentlanes.cli.verify",

@@ -71,6 +71,8 @@ CheckpointStatus = Literal["pending", "passed", "failed"]
 LeaseStatus = Literal["active", "released", "expired"]
 ConsensusStatus = Literal["pending", "approved", "rejected", "expired"]
 Vote = Literal["approve", "reject"]
+Urgency = Literal["low", "normal", "high"]
+WaitStatus = Literal["waiting", "granted", "cancelled", "timed_out", "ended"]
 
 # The known values first: a value outside them becomes ``Unknown`` instead of an error.
 Active = Annotated[Literal["active"] | Unknown, Field(union_mode="left_to_right")]
@@ -213,6 +215,8 @@ class ProjectInfo(Model):
     conflict_mode: Mode
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
+    # A refused scope change is queued for the session at once (an older server: None).
+    auto_queue: bool | None = None
 
 
 class Event(Model):
@@ -233,3 +237,83 @@ class EventLog(Model):
     last_offset: int = 0
     recovered: bool = True
     epoch: str | None = None
+
+
+# -- waiting for a lane (SPEC "Waiting for a lane") -------------------------------------------
+
+
+class Holder(Model):
+    """A live session holding some of a wait's paths."""
+
+    session_id: str
+    agent_name: str
+    display_name: str | None = None
+    paths: list[str] = Field(default_factory=list)  # their patterns that hold them
+
+
+class WaitResult(Model):
+    """``queue_wait``'s answer: ``granted`` (the paths joined the claims at once) or
+    queued, with its place in line and who holds the paths. ``offset``: the event offset
+    to follow the socket from (``events(since=offset)``) so that no grant is missed."""
+
+    granted: bool
+    queue_id: str
+    session_id: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    position: int | None = None
+    holders: list[Holder] = Field(default_factory=list)
+    urgency: Annotated[Urgency | Unknown, Field(union_mode="left_to_right")] | None = None
+    expires_at: Timestamp | None = None
+    declared_files: list[str] | None = None
+    offset: int | None = None
+
+
+class Wait(Model):
+    queue_id: str
+    session_id: str
+    agent_name: str
+    display_name: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    urgency: Annotated[Urgency | Unknown, Field(union_mode="left_to_right")] = "normal"
+    status: Annotated[WaitStatus | Unknown, Field(union_mode="left_to_right")] = "waiting"
+    auto: bool = False
+    timeout_seconds: int | None = None
+    created_at: Timestamp | None = None
+    expires_at: Timestamp | None = None
+    ended_at: Timestamp | None = None
+    # In GET /queue: its place in line (1: first for all its paths) and the holders.
+    position: int | None = None
+    holders: list[Holder] = Field(default_factory=list)
+
+
+class QueueList(Model):
+    waits: list[Wait] = Field(default_factory=list)
+    total: int = 0
+    limit: int | None = None
+    offset: int | None = None
+
+
+class ReleaseRequest(Model):
+    from_agent_name: str
+    to_session_id: str
+    to_agent_name: str
+    to_display_name: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    held: list[str] = Field(default_factory=list)
+    reason: str = ""
+    offset: int | None = None
+
+
+class Hotspot(Model):
+    path: str
+    refused: int = 0
+    waits: int = 0
+    waiting_now: int = 0
+    wait_seconds_avg: float | None = None
+    wait_seconds_max: float | None = None
+
+
+class Hotspots(Model):
+    days: int
+    hotspots: list[Hotspot] = Field(default_factory=list)
+    total: int = 0

@@ -152,6 +152,26 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
             )
         ).raw()
 
+    @server.tool(annotations=CHANGES)
+    async def wait(
+        ctx: Context,
+        paths: Annotated[
+            list[str],
+            Field(description="The files (or globs) another agent holds, e.g. ['src/app.py']."),
+        ],
+        urgency: Annotated[
+            Literal["low", "normal", "high"] | None,
+            Field(description="Your place in line: urgency first, then arrival."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Wait your turn for files another agent holds (after a refusal). Answers at
+        once: granted (they are yours now) or queued with your position and the holders;
+        do other work meanwhile: the grant arrives as news (claim.granted) and the files
+        join your claims."""
+        lanes = await resolve(ctx)
+        files, _ = lanes.patterns(paths)
+        return (await lanes.call(lanes.client.queue_wait(files or paths, urgency=urgency))).raw()
+
     @server.tool(annotations=READ_ONLY)
     async def project(ctx: Context) -> dict[str, Any]:
         """The project: its conflict mode (warn: overlaps are reported; block: certain

@@ -72,6 +72,9 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
         due = (await tx.db.exec(stmt.with_for_update())).all()
         if not due:
             return 0
+        # The projection at this transaction's start: what ends with the sessions (their
+        # waits, the grants of what they held) reads it (services/queue.py).
+        await ctx.projections.current(tx.db, project_id)
         overdue, fresh = await ctx.liveness.claim_overdue([s.id for s in due], now)
         ended = set(overdue)
         for session in due:

@@ -70,7 +70,14 @@ Kind = Literal[
     "consensus.vote_requested",
     "consensus.outcome",
     "project.mode",
+    "claim.granted",
+    "queue.timed_out",
+    "queue.waiting",
+    "release.requested",
+    "release.answered",
 ]
+# Free text of another agent (a release request's reason) shown in an item, at most.
+REASON_CHARS = 300
 
 
 def cursor_of(offset: int, epoch: str) -> str:
@@ -268,8 +275,20 @@ def item_for(
     if kind in ("agent.checkin", "agent.status"):
         found = _overlap_began(current, mine, data["session"], recent.before, deadline)
         found = found or _edits_meet(mine, data["session"], recent.before, project.line_margin)
+        found = found or _release_answered(
+            current, mine, data["session"]["session_id"], recent.before, data["session"]
+        )
     elif kind in ("agent.checkout", "agent.timeout"):
         found = _overlap_ended(current, mine, data, recent.before, deadline)
+        found = found or _release_answered(current, mine, data["session_id"], recent.before, None)
+    elif kind == "claim.granted":
+        found = _granted(mine, data)
+    elif kind == "queue.left":
+        found = _wait_timed_out(mine, data)
+    elif kind == "queue.joined":
+        found = _waits_for_yours(mine, data["entry"], deadline)
+    elif kind == "release.requested":
+        found = _asked_to_release(mine, data)
     elif kind == "message.created":
         found = _message(current, mine, data["message"])
     elif kind.startswith("task.") or kind == "checkpoint.resolved":
@@ -527,6 +546,119 @@ def _freed(
         **refs,
         **_pair_refs(pairs, complete),
         "free": not still,
+    }
+
+
+def _paths_text(paths: Iterable[str], named: int = 3) -> str:
+    listed = list(paths)
+    more = f" and {len(listed) - named} more" if len(listed) > named else ""
+    return ", ".join(listed[:named]) + more
+
+
+def _granted(mine: LiveSession, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Its wait for a lane was granted: the paths are in its claims now."""
+    entry = data.get("entry") or {}
+    if entry.get("session_id") != mine.id:
+        return None
+    paths = entry.get("paths") or []
+    return {
+        "kind": "claim.granted",
+        "text": f"granted: {_paths_text(paths)} is yours now (you waited "
+        f"{data.get('waited_seconds', 0):.0f} s; it joined your claims): go ahead and edit",
+        "queue_id": entry.get("queue_id"),
+        "paths": paths,
+        "waited_seconds": data.get("waited_seconds"),
+    }
+
+
+def _wait_timed_out(mine: LiveSession, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Its wait timed out (a cancelled wait is its own doing; an ended one ended with it)."""
+    entry = data.get("entry") or {}
+    if entry.get("session_id") != mine.id or data.get("reason") != "timed_out":
+        return None
+    paths = entry.get("paths") or []
+    return {
+        "kind": "queue.timed_out",
+        "text": f"your wait for {_paths_text(paths)} timed out after "
+        f"{entry.get('timeout_seconds')} s without a grant: wait again (lanes wait "
+        f"{' '.join(paths[:3])}), ask the holder (lanes ask), or work on other files",
+        "queue_id": entry.get("queue_id"),
+        "paths": paths,
+    }
+
+
+def _waits_for_yours(
+    mine: LiveSession, entry: dict[str, Any], deadline: float
+) -> dict[str, Any] | None:
+    """Another agent now waits for paths this session claims."""
+    if entry.get("session_id") == mine.id or entry.get("agent_name") == mine.agent_name:
+        return None
+    pairs, _ = _pairs(mine.declared_files, entry.get("paths") or [], deadline)
+    pairs = [p for p in pairs if p[2].certain]
+    if not pairs:
+        return None
+    who = entry.get("display_name") or entry.get("agent_name")
+    waiting = sorted({t for _, t, _ in pairs})
+    return {
+        "kind": "queue.waiting",
+        "text": f"{who} is waiting for {_paths_text(waiting)}, which you claim: release "
+        f"what you are done with (lanes release {' '.join(waiting[:3])})",
+        "queue_id": entry.get("queue_id"),
+        "agent_name": entry.get("agent_name"),
+        "paths": waiting,
+    }
+
+
+def _asked_to_release(mine: LiveSession, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Another agent asks this session to release paths."""
+    if data.get("to_session_id") != mine.id:
+        return None
+    who = data.get("from_display_name") or data.get("from_agent_name")
+    reason = " ".join(str(data.get("reason") or "").split())
+    if len(reason) > REASON_CHARS:
+        reason = reason[:REASON_CHARS] + "…"
+    held = data.get("held") or data.get("paths") or []
+    return {
+        "kind": "release.requested",
+        "text": f"{who} asks you to release {_paths_text(held)}: {reason} (answer: lanes "
+        f"release {' '.join(held[:3])}, or lanes message send {who} ...)",
+        "from": data.get("from_agent_name"),
+        "from_display_name": who,
+        "paths": held,
+    }
+
+
+def _release_answered(
+    current: LiveProject,
+    mine: LiveSession,
+    holder_id: str,
+    before: LiveSession | None,
+    after: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The holder this session asked to release paths let go of some of them (narrowed
+    its claims, or ended)."""
+    asked = current.asked.get((mine.id, holder_id))
+    if asked is None or before is None:
+        return None
+    now = set((after or {}).get("declared_files") or [])
+    dropped = [p for p in before.declared_files if p not in now]
+    freed = [h for h in asked.get("held") or [] if h in dropped]
+    if not freed:
+        return None
+    who = shown_name(before)
+    queued = any(w["session_id"] == mine.id for w in current.waiting.values())
+    tail = (
+        "you are queued: it is granted to you in turn"
+        if queued
+        else f"take it: lanes wait {' '.join(freed[:3])}"
+    )
+    how = "released" if after is not None else "ended its session and so released"
+    return {
+        "kind": "release.answered",
+        "text": f"{who} {how} {_paths_text(freed)}, which you asked for: {tail}",
+        "session_id": holder_id,
+        "agent_name": before.agent_name,
+        "paths": freed,
     }
 
 

@@ -36,7 +36,7 @@ from agentlanes.domain.conflicts import (
 )
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
-from agentlanes.services.views import LiveFields, session_view
+from agentlanes.services.views import LiveFields, entry_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
 
@@ -46,6 +46,10 @@ T = TypeVar("T")
 PAGE = 1000
 # Events that change the live set (the others leave it alone).
 _ENDS = frozenset({"agent.checkout", "agent.timeout"})
+# Events that end a wait for a lane (SPEC "Waiting for a lane").
+_WAIT_ENDS = frozenset({"queue.left", "claim.granted"})
+# Release requests kept per project for the news (the oldest go first).
+ASKED_KEPT = 1_000
 
 
 @dataclass(slots=True)
@@ -152,6 +156,12 @@ class LiveProject:
         # When the offset was last compared with the database (time.monotonic()).
         self.verified_at = 0.0
         self.sessions: dict[str, LiveSession] = {}
+        # The waits for a lane not ended, by queue id, as their queue.joined event showed
+        # them (services/queue.py decides grants from these, inside the project lock).
+        self.waiting: dict[str, dict[str, Any]] = {}
+        # The latest release request of each asker to each holder (release.requested),
+        # for the news to tell the asker when the holder lets go.
+        self.asked: dict[tuple[str, str], dict[str, Any]] = {}
         self.detector = ConflictDetector()
         # While a search runs in a worker thread, changes to the detector's index wait
         # here (in order) and are made when it ends: the thread never reads an index
@@ -202,6 +212,16 @@ class LiveProject:
         elif kind in _ENDS:
             before = self.sessions.get(data["session_id"])
             self._drop(data["session_id"])
+        elif kind == "queue.joined":
+            self.waiting[data["entry"]["queue_id"]] = data["entry"]
+        elif kind in _WAIT_ENDS:
+            self.waiting.pop(data["entry"]["queue_id"], None)
+        elif kind == "release.requested":
+            key = (data["from_session_id"], data["to_session_id"])
+            self.asked.pop(key, None)
+            self.asked[key] = data  # newest last
+            while len(self.asked) > ASKED_KEPT:
+                del self.asked[next(iter(self.asked))]
         self.offset = offset
         if self.recent_kept:
             size = len(msgspec.json.encode(data))
@@ -449,6 +469,17 @@ class Projections:
             if len(rows) < PAGE:
                 return
 
+    async def detached(self, db: AsyncSession, project_id: int) -> LiveProject:
+        """The project read afresh from ``db`` (in a write transaction: with what it wrote),
+        not kept: nothing uncommitted ever reaches the kept projection."""
+        offset = await queries.last_offset(db, project_id)
+        rows = await queries.active_sessions(db, project_id)
+        project = LiveProject(project_id, offset, (LiveSession.of_row(r) for r in rows))
+        project.waiting = {
+            w.id: entry_view(w) for w in await queries.waiting_entries(db, project_id)
+        }
+        return project
+
     async def _rebuild(self, db: AsyncSession, project_id: int) -> LiveProject:
         """From the database: the offset first, then the sessions, so any event committed
         in between is applied again on top (applying an event twice is harmless: each
@@ -456,6 +487,7 @@ class Projections:
         self.rebuilds += 1
         offset = await queries.last_offset(db, project_id)
         rows = await queries.active_sessions(db, project_id)
+        waits = await queries.waiting_entries(db, project_id)
         project = LiveProject(
             project_id,
             offset,
@@ -463,5 +495,6 @@ class Projections:
             self.recent_kept,
             self.recent_bytes,
         )
+        project.waiting = {w.id: entry_view(w) for w in waits}
         await self._catch_up(db, project)
         return project

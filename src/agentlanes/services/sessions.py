@@ -12,12 +12,15 @@ from agentlanes.clock import iso, utcnow
 from agentlanes.domain.conflicts import Conflict, SearchTooLong
 from agentlanes.domain.edits import LINES
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
-from agentlanes.services import line_claims, validation
+from agentlanes.services import hotspots, line_claims, queue, validation
 from agentlanes.services.checkin_decisions import Admitted, Wanted, decide, too_long
 from agentlanes.services.claim_age import claim_times, earlier_claims
 from agentlanes.services.context import ServiceContext
+from agentlanes.services.current import current_projection
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
+from agentlanes.services.project_tx import ProjectTx
 from agentlanes.services.projection import LiveProject, LiveSession
+from agentlanes.services.refusals import refusal_text
 from agentlanes.services.session_auth import active_session, check_token
 from agentlanes.services.views import (
     bounded_conflicts,
@@ -26,6 +29,7 @@ from agentlanes.services.views import (
     session_view,
     shown_name,
 )
+from agentlanes.settings import LIMITS
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
@@ -77,9 +81,18 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         await ctx.liveness.forget(admitted.previous)
     session = admitted.session
     if admitted.token is None:
+        refusing = [c for c in admitted.bounded["conflicts"] if c["certain"]]
+        await hotspots.record_refusal(
+            ctx, project.id, session.agent_name, hotspots.refused_paths(refusing)
+        )
+        current = ctx.projections.peek(project.id)
+
+        def shown(session_id: str, agent_name: str) -> str:
+            known = current.sessions.get(session_id) if current is not None else None
+            return shown_name(known) if known is not None else agent_name
+
         raise StateConflict(
-            f"check-in refused: {admitted.certain} live session(s) "
-            "overlap for certain (project is in block mode)",
+            refusal_text("check-in", refusing, shown, has_session=False, total=admitted.certain),
             outcome_status="blocked",
             session_id=session.id,
             **admitted.bounded,
@@ -141,23 +154,6 @@ async def live_sessions(
     offset when it is behind."""
     current = await current_projection(ctx, project_id)
     return current, await current.live(ctx.liveness, now)
-
-
-async def current_projection(ctx: ServiceContext, project_id: int) -> LiveProject:
-    """The project's projection with every committed event applied (see live_sessions)."""
-    current = ctx.projections.fresh(
-        project_id, ctx.hub.newest(project_id), ctx.settings.hub_catch_up_seconds
-    )
-    if current is None:
-        async with ctx.db.read_conn() as conn:
-            last = await queries.last_offset_of(conn, project_id)
-        current = ctx.projections.peek(project_id)
-        if current is None or current.offset < last:
-            async with ctx.db.read() as db:
-                current = await ctx.projections.current(db, project_id, upto=last)
-        else:
-            current.verified_at = time.monotonic()
-    return current
 
 
 async def _overdue(ctx: ServiceContext, session: AgentSession, now: datetime) -> bool:
@@ -247,6 +243,7 @@ async def update_status(
     given = line_claims.check_edits(data.edits, ctx.settings) if "edits" in data.sent else {}
     assert project.id is not None
     expired = False
+    refusal: StateConflict | None = None
     async with ctx.project_tx(project.id) as tx:
         session = await active_session(tx.db, project, token)
         now = utcnow()
@@ -290,26 +287,29 @@ async def update_status(
             had = list(session.declared_files or [])
             times = claim_times(session.claimed_at, had, new_files, session.started_at, now)
             me = current.sessions.get(session.id)
-            refused = len(
-                earlier_claims(
-                    [
-                        conflict_view(c)
-                        for c in found
-                        if c.certain and line_claims.refuses(c, project.block_on)
-                    ],
-                    current.sessions,
-                    lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
-                    now if new_area != session.declared_area or me is None else me.started_at,
-                )
+            refusing = earlier_claims(
+                [
+                    conflict_view(c)
+                    for c in found
+                    if c.certain and line_claims.refuses(c, project.block_on)
+                ],
+                current.sessions,
+                lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
+                now if new_area != session.declared_area or me is None else me.started_at,
             )
-            if refused and declared_changed and project.conflict_mode == "block":
-                raise StateConflict(
-                    f"scope change refused: {refused} live session(s) overlap for certain "
-                    "(project is in block mode); the old scope stays",
-                    outcome_status="blocked",
-                    session_id=session.id,
-                    **bounded,
+            if refusing and declared_changed and project.conflict_mode == "block":
+                # The old scope stays; the refusal is counted (hotspots) and, with
+                # auto_queue on, the refused paths are queued for the session, both in
+                # this transaction (it commits; the 409 is raised after).
+                refusal = await _refuse_scope(
+                    ctx, tx, project, current, session, refusing, had, bounded, now
                 )
+        if refusal is None and not expired:
+            # Paths it lets go of (narrowed, released) go to the next in line now.
+            if set(session.declared_files or []) - set(new_files) or (
+                new_area != session.declared_area
+            ):
+                queue.ask_for_grants(ctx, tx)
             session.declared_area = new_area
             session.declared_files = new_files
             session.claimed_at = times
@@ -340,7 +340,58 @@ async def update_status(
                 )
     if expired:
         await _ensure_alive(ctx, project, session)
+    if refusal is not None:
+        raise refusal
     return {**view, "status": "active", **bounded}
+
+
+async def _refuse_scope(
+    ctx: ServiceContext,
+    tx: ProjectTx,
+    project: Project,
+    current: LiveProject,
+    session: AgentSession,
+    refusing: list[dict[str, Any]],
+    had: list[str],
+    bounded: dict[str, Any],
+    now: datetime,
+) -> StateConflict:
+    """A scope change refused in block mode: its paths counted as refused (hotspots);
+    with auto_queue on, the refused patterns queued for the session (the 409 carries the
+    wait: ``queue``); the 409 naming the holders and the ways on (services/refusals.py)."""
+    hotspots.note_refusal(tx, session.agent_name, hotspots.refused_paths(refusing), now)
+    queued: dict[str, Any] | None = None
+    if project.auto_queue:
+        wanted = [
+            f["pattern"]
+            for c in refusing
+            for f in c.get("overlapping_files") or []
+            if f.get("certain", True)
+        ]
+        fresh = [p for p in dict.fromkeys(wanted) if p not in had]
+        queued, _ = await queue.enqueue(
+            ctx,
+            tx,
+            project,
+            current,
+            session,
+            (fresh or list(dict.fromkeys(wanted)))[: LIMITS.queue_paths],
+            LIMITS.queue_timeout_default_seconds,
+            "normal",
+            auto=True,
+        )
+
+    def shown(session_id: str, agent_name: str) -> str:
+        known = current.sessions.get(session_id)
+        return shown_name(known) if known is not None else agent_name
+
+    return StateConflict(
+        refusal_text("scope change", refusing, shown, queued=queued),
+        outcome_status="blocked",
+        session_id=session.id,
+        **({"queue": queued} if queued is not None else {}),
+        **bounded,
+    )
 
 
 async def checkout(
@@ -369,6 +420,9 @@ async def checkout(
         if await _overdue(ctx, session, now):
             expired = True
         else:
+            # The projection at this transaction's start: what ends with the session (its
+            # waits, the grants of what it held) reads it (services/queue.py).
+            await ctx.projections.current(tx.db, project.id)
             session.work_summary = work_summary
             session.files_touched = touched
             await end_session(

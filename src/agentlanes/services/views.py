@@ -14,7 +14,7 @@ from agentlanes.domain.conflicts import Conflict
 from agentlanes.domain.edits import CLAIMS, FileEdit
 from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
-from agentlanes.store.models import AgentSession, Event, Project
+from agentlanes.store.models import AgentSession, Event, Project, QueueEntry
 
 
 @dataclass(slots=True)
@@ -156,6 +156,24 @@ def conflict_event(
     return data
 
 
+def entry_view(e: QueueEntry) -> dict[str, Any]:
+    """A wait for a lane as events and answers carry it (SPEC "Waiting for a lane")."""
+    return {
+        "queue_id": e.id,
+        "session_id": e.session_id,
+        "agent_name": e.agent_name,
+        "display_name": e.display_name or e.agent_name,
+        "paths": list(e.paths or []),
+        "urgency": e.urgency,
+        "status": e.status,
+        "auto": e.auto,
+        "timeout_seconds": e.timeout_seconds,
+        "created_at": iso(e.created_at),
+        "expires_at": iso(e.expires_at),
+        "ended_at": iso(e.ended_at),
+    }
+
+
 def event_view(e: Event) -> dict[str, Any]:
     return {"offset": e.offset, "type": e.type, "ts": iso(e.ts), "data": e.data}
 
@@ -170,5 +188,6 @@ def project_view(p: Project) -> dict[str, Any]:
         "heartbeat_interval_seconds": p.heartbeat_interval_seconds,
         "heartbeat_ttl_seconds": p.heartbeat_ttl_seconds,
         "agent_config_keys": list(p.agent_config_keys or []),
+        "auto_queue": bool(p.auto_queue),
         "created_at": iso(p.created_at),
     }
