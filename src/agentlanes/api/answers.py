@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal, TypedDict
 
 from litestar.openapi import ResponseSpec
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentlanes.api.schemas import ConflictOut
 
@@ -29,6 +29,17 @@ class EditOut(BaseModel):
     path: str
     base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
     ranges: list[list[int]] = Field(description="Base lines [start, end]; [a+1, a] inserts")
+    digests: list[str | None] | None = Field(
+        default=None, description="One per range, when sent: a digest of its new text"
+    )
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As the service sends it: no digests key for an edit sent without them.
+        out: dict[str, Any] = dump(self)
+        if out.get("digests") is None:
+            out.pop("digests", None)
+        return out
 
 
 class SessionView(BaseModel):

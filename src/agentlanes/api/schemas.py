@@ -22,6 +22,7 @@ from pydantic import (
 
 from agentlanes.api import fields
 from agentlanes.api.fields import Limit
+from agentlanes.domain.digests import DIGEST_MAX_HEX, DIGEST_MIN_HEX
 from agentlanes.settings import LIMITS
 
 
@@ -166,7 +167,27 @@ class EditIn(Body):
         ),
     )
 
-    UNWALKED = frozenset({"ranges"})
+    # Checked by the service, count first (one per range).
+    digests: list[Any] | None = Field(
+        None,
+        json_schema_extra=fields.schema_extra(
+            {
+                "items": Schema(
+                    type=[OpenAPIType.STRING, OpenAPIType.NULL],
+                    min_length=DIGEST_MIN_HEX,
+                    max_length=DIGEST_MAX_HEX,
+                    pattern="^[0-9a-f]+$",
+                ),
+                "maxItems": Limit("edits_max_ranges"),
+                "description": "One per range (optional): a digest of the range's new text "
+                "(the first 16 hex digits of the SHA-256 of its new lines; null: not known). "
+                "Two ranges with the same lines and the same digest are the same change, "
+                "which git's merge takes once: they do not meet",
+            }
+        ),
+    )
+
+    UNWALKED = frozenset({"ranges", "digests"})
 
 
 def edits_field(description: str) -> Any:

@@ -76,7 +76,10 @@ def _edits(edits: list[EditIn] | None) -> list[dict[str, Any]] | None:
     return (
         None
         if edits is None
-        else [{"path": e.path, "base": e.base, "ranges": e.ranges} for e in edits]
+        else [
+            {"path": e.path, "base": e.base, "ranges": e.ranges, "digests": e.digests}
+            for e in edits
+        ]
     )
 
 

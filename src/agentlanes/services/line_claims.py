@@ -18,13 +18,15 @@ from typing import Any
 
 from agentlanes.domain import PatternError, normalise_path
 from agentlanes.domain.conflicts import Conflict
-from agentlanes.domain.edits import LINES, FileEdit, Range, grade_pair, hull
+from agentlanes.domain.digests import DIGEST_MAX_HEX, DIGEST_MIN_HEX
+from agentlanes.domain.edits import LINES, Digest, FileEdit, Range, grade_pair, hull
 from agentlanes.domain.globs import claims
 from agentlanes.errors import InvalidInput
 from agentlanes.services.validation import pattern_limits
 from agentlanes.settings import LIMITS, Settings
 
 BASE_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
+DIGEST_RE = re.compile(rf"^[0-9a-f]{{{DIGEST_MIN_HEX},{DIGEST_MAX_HEX}}}\Z")
 
 Edits = Mapping[str, FileEdit]
 
@@ -53,8 +55,10 @@ def check_edits(
             raise InvalidInput(
                 field, "base must be a git blob id (4-64 of 0-9 a-f) or null", index=index
             )
-        ranges = _check_ranges(item.get("ranges"), settings.edits_max_ranges, field, index)
-        out[path] = FileEdit(base, ranges) if ranges else None
+        pairs = _check_ranges(item.get("ranges"), settings.edits_max_ranges, field, index)
+        digests = _check_digests(item.get("digests"), len(pairs), field, index)
+        ranges, kept = _joined(pairs, digests)
+        out[path] = FileEdit(base, ranges, kept) if ranges else None
     return out
 
 
@@ -75,8 +79,8 @@ def _small(raw: Any) -> bool:
     return isinstance(raw, list) and len(raw) <= 3 and all(type(n) in (int, float) for n in raw)
 
 
-def _check_ranges(value: Any, most: int, field: str, index: int) -> tuple[Range, ...]:
-    """A file's ranges, checked and joined. Counted first (SPEC: at most
+def _check_ranges(value: Any, most: int, field: str, index: int) -> list[Range]:
+    """A file's ranges, checked, in the order given. Counted first (SPEC: at most
     ``edits_max_ranges``, before anything is sorted or joined): the work is bounded by the
     setting, not by the body."""
     if not isinstance(value, list):
@@ -106,18 +110,51 @@ def _check_ranges(value: Any, most: int, field: str, index: int) -> tuple[Range,
                 **({"range": raw} if _small(raw) else {}),
             )
         pairs.append((start, end))
-    pairs.sort()
+    return pairs
+
+
+def _check_digests(value: Any, count: int, field: str, index: int) -> list[Digest] | None:
+    """A file's ``digests`` (optional): one per range, each 8-64 of 0-9 a-f or null (no
+    digest for that range). The count is checked before any item is read."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != count:
+        raise InvalidInput(
+            field,
+            f"digests must be a list of one digest per range ({count}): hex strings or null",
+            index=index,
+        )
+    for digest in value:
+        if digest is not None and not (isinstance(digest, str) and DIGEST_RE.match(digest)):
+            raise InvalidInput(
+                field,
+                f"each digest must be {DIGEST_MIN_HEX}-{DIGEST_MAX_HEX} of 0-9 a-f, or null",
+                index=index,
+            )
+    return list(value)
+
+
+def _joined(
+    pairs: list[Range], digests: list[Digest] | None
+) -> tuple[tuple[Range, ...], tuple[Digest, ...] | None]:
+    """The ranges sorted and joined, each with its digest: ranges that share a line are one
+    change, whose text no one digest tells (None); past ``LIMITS.edit_ranges``, one
+    covering range and no digests."""
+    given = sorted(zip(pairs, digests or [None] * len(pairs), strict=True))
     joined: list[Range] = []
-    for start, end in pairs:
-        # Ranges that share a line are one change; touching ones stay two (git keeps them
-        # apart too, and either way they meet whatever meets one of them).
+    kept: list[Digest] = []
+    for (start, end), digest in given:
+        # Touching ranges stay two (git keeps them apart too, and either way they meet
+        # whatever meets one of them).
         if joined and start <= joined[-1][1] and end >= joined[-1][0]:
             joined[-1] = (joined[-1][0], max(joined[-1][1], end))
+            kept[-1] = None
         else:
             joined.append((start, end))
+            kept.append(digest)
     if len(joined) > LIMITS.edit_ranges:
-        return (hull(joined),)
-    return tuple(joined)
+        return (hull(joined),), None
+    return tuple(joined), (tuple(kept) if any(d is not None for d in kept) else None)
 
 
 def merged(
@@ -172,24 +209,33 @@ def refuses(conflict: Conflict, block_on: str) -> bool:
 # -- as stored, as shown ---------------------------------------------------------------------
 
 
+def _edit(item: Mapping[str, Any]) -> FileEdit:
+    """One stored or shown edit: ``{"base", "ranges", "digests"?}``."""
+    digests = item.get("digests")
+    return FileEdit(
+        item.get("base"),
+        tuple((int(s), int(e)) for s, e in item.get("ranges") or []),
+        None if digests is None else tuple(digests),
+    )
+
+
 def of_stored(stored: Mapping[str, Any] | None) -> dict[str, FileEdit]:
-    """From the ``sessions.edits`` column: ``{path: {"base", "ranges"}}``."""
-    return {
-        path: FileEdit(v.get("base"), tuple((int(s), int(e)) for s, e in v.get("ranges") or []))
-        for path, v in (stored or {}).items()
-    }
+    """From the ``sessions.edits`` column: ``{path: {"base", "ranges", "digests"?}}``."""
+    return {path: _edit(v) for path, v in (stored or {}).items()}
 
 
 def to_stored(edits: Edits) -> dict[str, Any]:
-    return {p: {"base": e.base, "ranges": [list(r) for r in e.ranges]} for p, e in edits.items()}
+    out: dict[str, Any] = {}
+    for path, e in edits.items():
+        out[path] = {"base": e.base, "ranges": [list(r) for r in e.ranges]}
+        if e.digests is not None:
+            out[path]["digests"] = list(e.digests)
+    return out
 
 
 def of_wire(items: Iterable[Mapping[str, Any]] | None) -> dict[str, FileEdit]:
     """From a session view's ``edits`` list (an event's)."""
-    return {
-        str(i["path"]): FileEdit(i.get("base"), tuple((int(s), int(e)) for s, e in i["ranges"]))
-        for i in items or []
-    }
+    return {str(i["path"]): _edit(i) for i in items or []}
 
 
 def to_wire(edits: Edits) -> list[dict[str, Any]]:
