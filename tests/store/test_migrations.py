@@ -55,7 +55,8 @@ NEW_COLUMNS = {
     "messages": {"number"},
     "realtime_tokens": {"api_key_hash"},
     "message_receipts": {"delivered_at"},  # 0004
-    "sessions": {"claimed_at", "edits"},  # 0005: claim times; 0006: line-level edits
+    # 0005: claim times; 0006: line-level edits; 0007: range claims
+    "sessions": {"claimed_at", "edits", "claims"},
 }
 
 

@@ -42,6 +42,21 @@ class EditOut(BaseModel):
         return out
 
 
+class ClaimOut(BaseModel):
+    path: str
+    base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
+    ranges: list[list[int]] = Field(description="Base lines [start, end] it claims")
+    symbol: str | None = Field(default=None, description="The symbol they were read from")
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As the service sends it: no symbol key for a claim sent without one.
+        out: dict[str, Any] = dump(self)
+        if out.get("symbol") is None:
+            out.pop("symbol", None)
+        return out
+
+
 class SessionView(BaseModel):
     """A live session as presence lists it (never its token)."""
 
@@ -58,6 +73,11 @@ class SessionView(BaseModel):
         default_factory=list,
         description="What it changed, per file (SPEC Line-level claims)",
     )
+    claims: list[ClaimOut] = Field(
+        default_factory=list,
+        description="The lines it claims by range, before editing them (SPEC Line-level "
+        "claims): each file also joins its claims, graded by lines",
+    )
 
 
 class CheckinAnswer(BaseModel):
@@ -66,6 +86,7 @@ class CheckinAnswer(BaseModel):
     agent_name: str
     declared_area: str | None
     declared_files: list[str]
+    claims: list[ClaimOut] = Field(default_factory=list, description="Its range claims")
     meta: dict[str, Any]
     status: Literal["active"]
     heartbeat_interval_seconds: int

@@ -26,6 +26,7 @@ from agentlanes.api.query import QueryInt, int_range, text_range
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
+    ClaimIn,
     ConflictCheckBody,
     EditIn,
     StatusBody,
@@ -83,6 +84,17 @@ def _edits(edits: list[EditIn] | None) -> list[dict[str, Any]] | None:
     )
 
 
+def _claims(claims: list[ClaimIn] | None) -> list[dict[str, Any]] | None:
+    # As _edits: the service counts the ranges before reading them.
+    return (
+        None
+        if claims is None
+        else [
+            {"path": c.path, "base": c.base, "ranges": c.ranges, "symbol": c.symbol} for c in claims
+        ]
+    )
+
+
 # Parsed by the service (our 400 naming it); documented as the range it takes.
 Cursor = Annotated[
     str | None,
@@ -129,6 +141,7 @@ class SessionController(Controller):
                 declared_area=body.declared_area,
                 declared_files=body.declared_files,
                 meta=body.meta,
+                claims=_claims(body.claims),
             ),
         )
 
@@ -176,6 +189,7 @@ class SessionController(Controller):
                 declared_files=body.declared_files,
                 status_text=body.status_text,
                 edits=_edits(body.edits),
+                claims=_claims(body.claims),
                 sent=frozenset(body.model_fields_set - {"session_token"}),
             ),
         )
@@ -256,4 +270,5 @@ class SessionController(Controller):
             declared_area=body.declared_area,
             token=session_token(request, body),
             edits=_edits(body.edits),
+            claims=_claims(body.claims),
         )

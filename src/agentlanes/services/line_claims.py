@@ -16,11 +16,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentlanes.domain import PatternError, normalise_path
+from agentlanes.domain import PatternError, normalise_path, range_claims
 from agentlanes.domain.conflicts import Conflict
 from agentlanes.domain.digests import DIGEST_MAX_HEX, DIGEST_MIN_HEX
 from agentlanes.domain.edits import LINES, Digest, FileEdit, Range, grade_pair, hull
 from agentlanes.domain.globs import claims
+from agentlanes.domain.range_claims import RangeClaim
 from agentlanes.errors import InvalidInput
 from agentlanes.services.validation import pattern_limits
 from agentlanes.settings import LIMITS, Settings
@@ -29,6 +30,8 @@ BASE_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
 DIGEST_RE = re.compile(rf"^[0-9a-f]{{{DIGEST_MIN_HEX},{DIGEST_MAX_HEX}}}\Z")
 
 Edits = Mapping[str, FileEdit]
+# A range claim's symbol name (Login.check): at most this long.
+SYMBOL_CHARS = 200
 
 
 def check_edits(
@@ -178,15 +181,20 @@ def merged(
 
 
 def with_edited_paths(
-    patterns: list[str], given: Mapping[str, FileEdit | None], settings: Settings
+    patterns: list[str],
+    given: Mapping[str, FileEdit | None],
+    settings: Settings,
+    claimed: Sequence[str] = (),
 ) -> list[str]:
     """The claims with each reported file's path joined (unless they claim it already).
     ``max_patterns`` bounds what a request declares; the edited paths may take a session's
     claims ``LIMITS.edit_files`` past it, no further: paths joined by edit reports stay
     claimed, so without a bound report after report would grow the claims (and every
     event and search that carries them) without end."""
-    claimed = claimer(patterns)
-    new = [p for p, e in given.items() if e is not None and not claimed(p)]
+    # A file claimed by range is held already: its edits are lines of it, not a claim of
+    # the whole file (domain/range_claims.py).
+    holds = claimer(patterns, claimed)
+    new = [p for p, e in given.items() if e is not None and not holds(p)]
     if not new:
         return patterns
     most = settings.max_patterns + LIMITS.edit_files
@@ -195,6 +203,74 @@ def with_edited_paths(
             "edits",
             f"the edited files would take your claims to {len(patterns) + len(new)} patterns "
             f"(at most {most}): declare a pattern that covers them (declared_files)",
+        )
+    return [*patterns, *new]
+
+
+def check_claims(
+    values: Sequence[Mapping[str, Any]] | None, settings: Settings, field: str = "claims"
+) -> tuple[RangeClaim, ...]:
+    """Range claims as a request sends them (SPEC "Line-level claims"), checked: at most
+    ``LIMITS.edit_files`` of them, each a path, its base blob, 1 to ``edits_max_ranges``
+    ranges (counted before they are read; sorted and joined) and an optional symbol
+    name; the claims of one file share one base."""
+    if not values:
+        return ()
+    if len(values) > LIMITS.edit_files:
+        raise InvalidInput(field, f"at most {LIMITS.edit_files} range claims per request")
+    lim = pattern_limits(settings)
+    out: list[RangeClaim] = []
+    bases: dict[str, str | None] = {}
+    for index, item in enumerate(values):
+        raw = item.get("path")
+        try:
+            path = normalise_path(raw if isinstance(raw, str) else "", lim)
+        except PatternError as exc:
+            raise InvalidInput(field, f"path: {exc}", index=index, path=raw) from None
+        base = item.get("base")
+        if base is not None and not (isinstance(base, str) and BASE_RE.match(base)):
+            raise InvalidInput(
+                field, "base must be a git blob id (4-64 of 0-9 a-f) or null", index=index
+            )
+        if bases.setdefault(path, base) != base:
+            raise InvalidInput(
+                field, "the range claims of one file must share one base", index=index, path=path
+            )
+        pairs = _check_ranges(item.get("ranges"), settings.edits_max_ranges, field, index)
+        if not pairs:
+            raise InvalidInput(field, "ranges must name at least one range", index=index)
+        symbol = item.get("symbol")
+        if symbol is not None and not (
+            isinstance(symbol, str)
+            and len(symbol) <= SYMBOL_CHARS
+            and symbol.strip()
+            and symbol.isprintable()
+        ):
+            raise InvalidInput(
+                field,
+                f"symbol must be 1-{SYMBOL_CHARS} printable characters (a name such as "
+                "Login.check) or null",
+                index=index,
+            )
+        out.append(RangeClaim(path, base, _joined(pairs, None)[0], symbol))
+    return tuple(out)
+
+
+def claimed_paths_joined(
+    patterns: list[str], claims: Sequence[RangeClaim], settings: Settings
+) -> list[str]:
+    """The patterns the detector holds for a session: its declared patterns and each file
+    it claims by range (unless a pattern names it already), within the same bound as
+    edited paths (``max_patterns + LIMITS.edit_files``)."""
+    new = [p for p in range_claims.paths(claims) if p not in patterns]
+    if not new:
+        return patterns
+    most = settings.max_patterns + LIMITS.edit_files
+    if len(patterns) + len(new) > most:
+        raise InvalidInput(
+            "claims",
+            f"the claimed files would take your claims to {len(patterns) + len(new)} "
+            f"patterns (at most {most}): claim fewer files",
         )
     return [*patterns, *new]
 
@@ -242,6 +318,23 @@ def to_wire(edits: Edits) -> list[dict[str, Any]]:
     return [edits[p].wire(p) for p in sorted(edits)]
 
 
+def claims_of(items: Iterable[Mapping[str, Any]] | None) -> tuple[RangeClaim, ...]:
+    """From the ``sessions.claims`` column or a session view's ``claims`` (one shape)."""
+    return tuple(
+        RangeClaim(
+            str(i["path"]),
+            i.get("base"),
+            tuple((int(s), int(e)) for s, e in i["ranges"]),
+            i.get("symbol"),
+        )
+        for i in items or []
+    )
+
+
+def claims_wire(claims: Iterable[RangeClaim]) -> list[dict[str, Any]]:
+    return [c.wire() for c in claims]
+
+
 # -- grading ---------------------------------------------------------------------------------
 
 
@@ -265,8 +358,11 @@ def graded(
     *,
     margin: int,
     max_files: int,
+    my_claims: Edits | None = None,
+    their_claims: Edits | None = None,
 ) -> Conflict:
-    """The conflict with its ``grade`` and the overlap's edited files."""
+    """The conflict with its ``grade`` and the overlap's edited files; with range claims
+    on either side, those weighed in too (domain/range_claims.py)."""
     g = grade_pair(
         mine,
         theirs,
@@ -274,4 +370,14 @@ def graded(
         margin=margin,
         max_files=max_files,
     )
-    return conflict._replace(grade=g.grade, edits=g.files, theirs_only=g.theirs_only)
+    out = conflict._replace(grade=g.grade, edits=g.files, theirs_only=g.theirs_only)
+    if not (my_claims or their_claims):
+        return out
+    return range_claims.grade_claims(
+        out,
+        range_claims.Side(mine, my_claims or {}),
+        range_claims.Side(theirs, their_claims or {}),
+        i_claim=i_claim,
+        margin=margin,
+        max_files=max_files,
+    )
