@@ -16,6 +16,7 @@ from agentlanes.cli.errors import EXIT_NO_SESSION, EXIT_USAGE, CommandError
 from agentlanes.cli.keepalive import keepalive, stop_keepalive
 from agentlanes.cli.local import local_config, local_session, make_client, marked_files
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
+from agentlanes.client.report import claim_labels
 
 OUTCOMES = ("completed", "partial", "failed")
 AGENT_HELP = "which local agent's session (default: the configured one, or the only one)"
@@ -286,7 +287,7 @@ def status(args: argparse.Namespace) -> int:
                 data["session_id"],
                 data["agent_name"],
                 data.get("declared_area"),
-                " ".join(data.get("declared_files") or []),
+                " ".join([*(data.get("declared_files") or []), *claim_labels(data.get("claims"))]),
                 data.get("status_text"),
                 data.get("expires_at"),
             ]
