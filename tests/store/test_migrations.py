@@ -52,11 +52,11 @@ NEW_COLUMNS = {
         "block_on",  # 0006
         "line_margin",  # 0006
     },
-    "messages": {"number"},
+    "messages": {"number", "sender_kind"},  # sender_kind: 0007
     "realtime_tokens": {"api_key_hash"},
     "message_receipts": {"delivered_at"},  # 0004
-    # 0005: claim times; 0006: line-level edits; 0007: range claims
-    "sessions": {"claimed_at", "edits", "claims"},
+    # 0005: claim times; 0006: line-level edits; 0007: display names; 0008: range claims
+    "sessions": {"claimed_at", "edits", "display_name", "claims"},
 }
 
 

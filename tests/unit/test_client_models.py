@@ -21,6 +21,7 @@ NOW = datetime(2026, 5, 4, 3, 2, 1, 123456, tzinfo=UTC)
 WIRE_SESSION: dict[str, Any] = {
     "session_id": "ses_1",
     "agent_name": "alice",
+    "display_name": "alice-1",
     "declared_area": "api",
     "declared_files": ["src/api/**"],
     "status_text": "refactoring",

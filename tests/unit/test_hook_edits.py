@@ -362,13 +362,14 @@ def filled(value: Any, repo: str) -> Any:
 @pytest.mark.parametrize(
     ("agent", "step", "expected"),
     [
-        ("cursor", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        # Anchored edits are Edit, whole-file writes Write (a stale one is refused).
+        ("cursor", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
         ("cursor", "after_file_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("gemini", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("copilot", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("cline", "after_edit", ("Write", {"file_path": "docs/free.md"})),
+        ("gemini", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
+        ("copilot", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
+        ("cline", "after_edit", ("Edit", {"file_path": "docs/free.md"})),
         ("windsurf", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("opencode", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("opencode", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
     ],
 )
 def test_each_agents_after_edit_event_notes_the_edit_in_claude_codes_terms(

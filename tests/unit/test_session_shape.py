@@ -28,6 +28,7 @@ def _row() -> AgentSession:
         id="s-1",
         project_id=1,
         agent_name="agent-a",
+        display_name="agent-1",
         declared_area="the parser",
         declared_files=["src/**", "docs/a.md"],
         meta={"tool": "claude-code", "n": 3},
@@ -81,6 +82,7 @@ def test_every_field_the_view_shows_comes_from_the_session() -> None:
     changed: dict[str, Any] = {
         "id": "s-2",
         "agent_name": "agent-b",
+        "display_name": "agent-2",
         "declared_area": None,
         "declared_files": ["lib/**"],
         "status_text": None,

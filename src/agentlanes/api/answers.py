@@ -62,6 +62,10 @@ class SessionView(BaseModel):
 
     session_id: str
     agent_name: str
+    display_name: str = Field(
+        description="Its short name (claude-1): unique among the project's live sessions, "
+        "for the session's life; accepted wherever an agent name is taken"
+    )
     declared_area: str | None
     declared_files: list[str]
     status_text: str | None
@@ -84,6 +88,7 @@ class CheckinAnswer(BaseModel):
     session_id: str
     session_token: str
     agent_name: str
+    display_name: str = Field(description="Its short name (claude-1), see SessionView")
     declared_area: str | None
     declared_files: list[str]
     claims: list[ClaimOut] = Field(default_factory=list, description="Its range claims")
@@ -324,6 +329,7 @@ MessageView = TypedDict(
     {
         "message_id": int,
         "from": str,
+        "from_kind": Literal["agent", "human"],
         "from_session_id": str | None,
         "to": str,
         "type": str,

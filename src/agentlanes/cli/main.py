@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.project",
     "agentlanes.cli.db",
     "agentlanes.cli.session",
+    "agentlanes.cli.release",
     "agentlanes.cli.news",
     "agentlanes.cli.message",
     "agentlanes.cli.watch",
@@ -33,6 +34,7 @@ COMMAND_MODULES = (
     "agentlanes.cli.guard",
     "agentlanes.cli.mcp",
     "agentlanes.cli.init",
+    "agentlanes.cli.doctor",
 )
 
 

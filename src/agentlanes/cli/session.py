@@ -135,7 +135,7 @@ def checkin(args: argparse.Namespace) -> int:
         start_cursor(cfg, result.agent_name, {"session_token": result.session_token})
     replaced = before.get("session_id") if before else None
     if kept and replaced != result.session_id:
-        from agentlanes.cli.keepalive import restart_for_agent
+        from agentlanes.agent.keepalive import restart_for_agent
 
         restart_for_agent(cfg, result.agent_name)  # an agent's own keepalive, if it had one
     others = [
@@ -226,6 +226,8 @@ def status(args: argparse.Namespace) -> int:
         current = read_session(cfg)
     if not changing and not args.agent and current is None:
         local = list_sessions(cfg)
+        if len(local) > 1:
+            local = _still_live(cfg, local)
         if len(local) > 1:
             return _list_local(local, args)
     session = local_session(cfg, args.agent)
@@ -322,6 +324,8 @@ def _edits(cfg: Any, client: Any, session: dict[str, Any], named: list[str]) -> 
         paths += [e["path"] for e in earlier or [] if e["path"] not in paths]
     try:
         found = reports.file_edits(cfg.root, paths)
+        if session.get("agent_name"):  # in a shared tree, only this agent's own lines
+            found = reports.own_edits(cfg, str(session["agent_name"]), found)
     except reports.GitUnreadable as exc:
         raise CommandError(f"lanes status --edits: {exc}", EXIT_USAGE) from None
     if not named:
@@ -349,6 +353,27 @@ def _claimed(client: Any, session: dict[str, Any], paths: list[str]) -> list[str
 
     mine = [s for s in client.presence().sessions if s.session_id == session.get("session_id")]
     return claimed_paths(mine[0].declared_files if mine else [], paths)
+
+
+def _still_live(cfg: Any, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The local sessions the server still has live; the files of the others (they timed
+    out, or were checked out from elsewhere) are removed, so no command stumbles on them
+    (SPEC "Many agents, one working tree"). All of them when the server cannot say."""
+    from agentlanes.client.config import forget_session
+    from agentlanes.client.errors import ClientError
+
+    try:
+        with make_client(cfg) as client:
+            live = {s.session_id for s in client.presence().sessions}
+    except ClientError:
+        return sessions
+    kept = []
+    for s in sessions:
+        if s.get("session_id") in live:
+            kept.append(s)
+        elif isinstance(s.get("agent_name"), str):
+            forget_session(cfg, s["agent_name"])
+    return kept
 
 
 def _list_local(sessions: list[dict[str, Any]], args: argparse.Namespace) -> int:
@@ -387,12 +412,21 @@ def checkout(args: argparse.Namespace) -> int:
     session = local_session(cfg, args.agent)
     agent = session.get("agent_name")
     stopped = stop_keepalive(cfg, agent)
+    touched = args.files_touched
+    if touched is None and agent:
+        # The files this agent's tool calls changed, committed or not (its hooks noted
+        # them); not git's changes, which in a shared tree are everyone's.
+        from agentlanes.hooks.edits import flush
+        from agentlanes.hooks.edits import touched as noted
+
+        flush(cfg, agent, session)
+        touched = noted(cfg, agent, session)
     with client_errors(), make_client(cfg, session["session_token"]) as client:
         try:
             result = client.checkout(
                 outcome_status=args.outcome,
                 work_summary=args.summary,
-                files_touched=args.files_touched,
+                files_touched=touched,
             )
         except ApiError as exc:
             if agent and exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND"):

@@ -153,6 +153,9 @@ class Session(Model):
 
     session_id: str
     agent_name: str
+    # Its short name (claude-1), unique among the live sessions; an older server sends
+    # none (use ``shown``).
+    display_name: str | None = None
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
     status_text: str | None = None
@@ -165,11 +168,17 @@ class Session(Model):
     # The lines it claims by range; an older server sends none.
     claims: list[Claim] = Field(default_factory=list)
 
+    @property
+    def shown(self) -> str:
+        """The name to show a person: the display name, else the agent name."""
+        return self.display_name or self.agent_name
+
 
 class CheckinResult(Model):
     session_id: str
     session_token: str
     agent_name: str
+    display_name: str | None = None  # its short name (claude-1); an older server: none
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)  # its range claims

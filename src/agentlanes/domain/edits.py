@@ -323,3 +323,8 @@ def _diff_path(text: str) -> str | None:
         text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
         text = text.encode("latin-1").decode("utf-8", "replace")
     return text[2:] if text[:2] in ("a/", "b/") else text
+
+
+# A path as ``git diff`` prints it (``a/``/``b/`` prefix, C-style quoting), for the agent
+# side's readers of the same text (agent/ledger.py).
+diff_path = _diff_path

@@ -70,6 +70,7 @@ class Judged:
     blocked: bool
     previous: list[str]  # its agent's live sessions it supersedes
     earlier: str | None  # its agent's session admitted earlier in this batch, superseded
+    display_name: str | None = None  # its short name (services/names.py), unless refused
 
 
 def new_session_id() -> str:
@@ -117,6 +118,12 @@ class _Judge:
         self.mine: dict[str, str] = {}  # this batch's session ids, by agent name
         # The range claims of the sessions this batch admitted, per file (for grading).
         self.also_claims: dict[str, line_claims.Edits] = {}
+        # Display names by agent name: the sessions not ended (overdue ones too, until
+        # they time out) and the ones this batch admitted; a name in use here is not
+        # given to another session (services/names.py).
+        self.shown: dict[str, str] = {
+            s.agent_name: s.display_name or s.agent_name for s in current.sessions.values()
+        }
 
     def __call__(self, wanted: Wanted) -> Judged | InvalidInput:
         project, area = wanted.project, wanted.area
@@ -158,12 +165,18 @@ class _Judge:
         if earlier is not None:
             self.also.remove(earlier)
         self.mine[name] = session_id
+        # A session that supersedes its agent's keeps that one's display name.
+        shown = self.shown.pop(name, None)
+        if shown is None:
+            taken = set(self.shown.values()) | set(self.shown)
+            shown = names.display_name(name, taken)
+        self.shown[name] = shown
         self.also.add(
             Scope(session_id=session_id, agent_name=name, declared_area=area, patterns=tuple(held))
         )
         if claimed:
             self.also_claims[session_id] = claimed
-        return Judged(session_id, name, found, False, previous, earlier)
+        return Judged(session_id, name, found, False, previous, earlier, shown)
 
 
 async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Judged) -> Admitted:
@@ -175,6 +188,7 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
     session = LiveSession(
         id=judged.session_id,
         agent_name=name,
+        display_name=judged.display_name,
         declared_area=area,
         declared_files=files,
         status_text=None,
@@ -188,6 +202,7 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
         "id": session.id,
         "project_id": tx.project_id,
         "agent_name": name,
+        "display_name": judged.display_name,
         "declared_area": area,
         "declared_files": files,
         "meta": wanted.meta,

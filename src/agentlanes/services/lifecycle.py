@@ -45,6 +45,7 @@ async def end_session(
     data = {
         "session_id": session.id,
         "agent_name": session.agent_name,
+        "display_name": session.display_name or session.agent_name,
         "declared_area": session.declared_area,
         "status": status,
         "outcome_status": session.outcome_status,

@@ -32,6 +32,7 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.services.projection import LiveProject, LiveSession, Recent
 from agentlanes.services.session_auth import check_token
 from agentlanes.services.sessions import current_projection
+from agentlanes.services.views import shown_name
 from agentlanes.store import queries
 from agentlanes.store.models import Project
 
@@ -270,7 +271,7 @@ def item_for(
     elif kind in ("agent.checkout", "agent.timeout"):
         found = _overlap_ended(current, mine, data, recent.before, deadline)
     elif kind == "message.created":
-        found = _message(mine, data["message"])
+        found = _message(current, mine, data["message"])
     elif kind.startswith("task.") or kind == "checkpoint.resolved":
         found = _task(current, mine, recent)
     elif kind in ("lease.released", "lease.expired"):
@@ -379,10 +380,13 @@ def _overlap_began(
 ) -> dict[str, Any] | None:
     if session["session_id"] == mine.id or session["agent_name"] == mine.agent_name:
         return None
-    who = session["agent_name"]
+    who = session.get("display_name") or session["agent_name"]
     now = list(session.get("declared_files") or [])
     had = set(before.declared_files) if before is not None else set()
-    refs: dict[str, Any] = {"session_id": session["session_id"], "agent_name": who}
+    refs: dict[str, Any] = {
+        "session_id": session["session_id"],
+        "agent_name": session["agent_name"],
+    }
     began, complete = _pairs(mine.declared_files, [p for p in now if p not in had], deadline)
     area = session.get("declared_area")
     shares_area = bool(area) and area == mine.declared_area
@@ -430,7 +434,7 @@ def _edits_meet(
             continue
         if path in earlier and grade_file(mine.edits[path], earlier[path], margin)[0] == LINES:
             continue  # they met already: said then
-        who = session["agent_name"]
+        who = session.get("display_name") or session["agent_name"]
         how = (
             f"lines {_ranges_text(theirs[path].ranges)} meet yours "
             f"({_ranges_text(mine.edits[path].ranges)})"
@@ -442,7 +446,7 @@ def _edits_meet(
             "text": f"{who}'s edits to {path} on {how}: a merge conflict ahead "
             f"(coordinate: lanes message send {who} ...)",
             "session_id": session["session_id"],
-            "agent_name": who,
+            "agent_name": session["agent_name"],
             "path": path,
             "grade": LINES,
             "same_base": same,
@@ -470,7 +474,7 @@ def _overlap_ended(
     )
     ended, complete = _pairs(mine.declared_files, before.declared_files, deadline)
     refs = {"session_id": data["session_id"], "agent_name": before.agent_name}
-    lead = f"{before.agent_name} {how}"
+    lead = f"{shown_name(before)} {how}"
     if not ended:
         if not complete:
             text = f"{lead}: its claims may have overlapped yours"
@@ -501,7 +505,7 @@ def _freed(
             []
             if not third
             else [
-                c.agent_name
+                _shown(current, c.session_id, c.agent_name)
                 for c in current.find(
                     list(current.sessions.values()),
                     paths=[o.example],
@@ -526,7 +530,15 @@ def _freed(
     }
 
 
-def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | None:
+def _shown(current: LiveProject, session_id: str, agent_name: str) -> str:
+    """The display name of a session the projection knows, else ``agent_name``."""
+    known = current.sessions.get(session_id)
+    return shown_name(known) if known is not None else agent_name
+
+
+def _message(
+    current: LiveProject, mine: LiveSession, message: dict[str, Any]
+) -> dict[str, Any] | None:
     to = message.get("to")
     sender = message.get("from")
     if not (to == mine.agent_name or (to == "broadcast" and sender != mine.agent_name)):
@@ -535,11 +547,16 @@ def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | Non
     if len(body) > 500:
         body = body[:500] + "…"
     whom = "everyone" if to == "broadcast" else "you"
+    if message.get("from_kind") == "human":
+        shown = f"{sender} (a person)"
+    else:
+        sending = current.sessions.get(str(message.get("from_session_id")))
+        shown = shown_name(sending) if sending is not None else str(sender)
     kind = message.get("type") or "message"
     label = "" if kind == "message" else f" ({kind})"
     return {
         "kind": "message",
-        "text": f"{sender} to {whom}{label}, message {message.get('message_id')}: {body}",
+        "text": f"{shown} to {whom}{label}, message {message.get('message_id')}: {body}",
         "message_id": message.get("message_id"),
         "from": sender,
         "to": to,
@@ -705,7 +722,9 @@ async def summary(
     except SearchTooLong:
         found, compared = [], False
     others = sum(1 for s in live if s.id != mine.id)
-    parts = [f"you are {mine.agent_name}; {others} other live session(s)"]
+    me = shown_name(mine)
+    me = me if me == mine.agent_name else f"{me} ({mine.agent_name})"
+    parts = [f"you are {me}; {others} other live session(s)"]
     if not compared:
         parts.append("your claims are too many to compare with theirs in time: lanes conflicts")
     for c in found[:SUMMARY_SESSIONS]:
@@ -717,11 +736,13 @@ async def summary(
                 "file": "; both edited, apart: git merges them",
             }.get(c.grade or "", "")
             parts.append(
-                f"{c.agent_name} claims {f.their_pattern}, which you claim ({f.pattern}), "
+                f"{_shown(current, c.session_id, c.agent_name)} claims {f.their_pattern}, "
+                f"which you claim ({f.pattern}), "
                 f"{sure}{graded}"
             )
         else:
-            parts.append(f"{c.agent_name} works in your area {c.declared_area!r}")
+            who = _shown(current, c.session_id, c.agent_name)
+            parts.append(f"{who} works in your area {c.declared_area!r}")
     if len(found) > SUMMARY_SESSIONS:
         parts.append(f"{len(found) - SUMMARY_SESSIONS} more overlap(s): lanes conflicts")
     unread = await unread_count(ctx, project, mine.agent_name)

@@ -73,6 +73,7 @@ class LiveSession(LiveFields):
         return cls(
             id=row.id,
             agent_name=row.agent_name,
+            display_name=row.display_name,
             declared_area=row.declared_area,
             declared_files=list(row.declared_files or []),
             status_text=row.status_text,
@@ -91,6 +92,7 @@ class LiveSession(LiveFields):
         return cls(
             id=view["session_id"],
             agent_name=view["agent_name"],
+            display_name=view.get("display_name"),
             declared_area=view.get("declared_area"),
             declared_files=list(view.get("declared_files") or []),
             status_text=view.get("status_text"),

@@ -25,6 +25,7 @@ from agentlanes.services.views import (
     conflict_event,
     conflict_view,
     session_view,
+    shown_name,
 )
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
@@ -96,6 +97,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         "session_id": session.id,
         "session_token": admitted.token,
         "agent_name": session.agent_name,
+        "display_name": shown_name(session),
         "declared_area": area,
         "declared_files": files,
         "claims": line_claims.claims_wire(claims),

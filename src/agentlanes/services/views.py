@@ -28,6 +28,9 @@ class LiveFields:
 
     id: str
     agent_name: str
+    # Its short name (``claude-1``); None: a session of an older release, shown under its
+    # agent name (``shown_name``). Keyword-only: the fields after it have no default.
+    display_name: str | None = field(default=None, kw_only=True)
     declared_area: str | None
     declared_files: list[str]
     status_text: str | None
@@ -41,11 +44,17 @@ class LiveFields:
     claims: tuple[RangeClaim, ...] = field(default=(), compare=False, repr=False)
 
 
+def shown_name(s: AgentSession | LiveFields) -> str:
+    """The name people read for a session: its display name, else its agent name."""
+    return s.display_name or s.agent_name
+
+
 def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:
     """A session as presence shows it."""
     return {
         "session_id": s.id,
         "agent_name": s.agent_name,
+        "display_name": shown_name(s),
         "declared_area": s.declared_area,
         "declared_files": list(s.declared_files or []),
         "status_text": s.status_text,

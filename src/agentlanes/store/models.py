@@ -63,6 +63,10 @@ class AgentSession(SQLModel, table=True):
     # None for a blocked check-in: no token was ever issued.
     token_hash: str | None = Field(default=None, max_length=64, unique=True, index=True)
     agent_name: str = Field(max_length=64)
+    # The short name people read and type (``claude-1``): unique among the project's live
+    # sessions, for the session's life (SPEC "Many agents, one working tree"). None in rows
+    # older than migration 0007: the agent name stands in for it.
+    display_name: str | None = Field(default=None, max_length=64)
     declared_area: str | None = Field(default=None, max_length=256)
     declared_files: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))

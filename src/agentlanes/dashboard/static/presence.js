@@ -4,7 +4,7 @@
 // the changed ones. Past VIRTUAL_FROM cards the list is virtualised: cards get a fixed
 // height and only the rows in (or near) the visible part of the list exist in the page.
 
-import { $, ago, el, frameBatcher } from "./dom.js";
+import { $, ago, el, frameBatcher, shownName } from "./dom.js";
 import { liveness, parseTimes } from "./liveness.js";
 
 const LEAVE_MS = 900; // how long a departing card stays, fading out
@@ -365,7 +365,8 @@ export class Presence {
             class: "link",
             "data-select": s.session_id,
             "aria-pressed": this.selected === s.session_id ? "true" : "false",
-            text: s.agent_name,
+            title: s.agent_name,
+            text: shownName(s),
           }),
         ),
         s.declared_area ? el("span", { class: "area", title: "work area", text: s.declared_area }) : null,

@@ -1,7 +1,7 @@
 """range claims: the lines a session claims before editing them
 
-Revision ID: 0007_range_claims
-Revises: 0006_line_level_claims
+Revision ID: 0008_range_claims
+Revises: 0007_display_names
 Create Date: 2026-11-27 21:00:00.000000
 
 ``sessions.claims`` keeps each session's range claims (``[{"path", "base", "ranges",
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_range_claims"
-down_revision = "0006_line_level_claims"
+revision = "0008_range_claims"
+down_revision = "0007_display_names"
 branch_labels = None
 depends_on = None
 
