@@ -263,3 +263,18 @@ def test_claims_of_one_file_share_one_base_and_are_bounded(api: Api) -> None:
     many = [claim(F, path=f"f{n}.py") for n in range(101)]
     r = api.post("/checkin", {"agent_name": "bob", "claims": many})
     assert r.status_code == 400 and r.json()["field"] == "claims", r.text
+
+
+def test_the_dashboards_pairs_are_graded_with_range_claims(api: Api) -> None:
+    checkin(api, "alice", claim(F, "f"))
+    checkin(api, "bob", claim(G, "g"))
+    (pair,) = api.get("/conflicts").json()["pairs"]
+    assert pair["grade"] == "file" and not pair["certain"], pair
+    assert [f["certain"] for f in pair["overlapping_files"]] == [False]
+    checkin(api, "carol", claim([[18, 19]], "f"))
+    pairs = {
+        (p["a"]["agent_name"], p["b"]["agent_name"]): p
+        for p in api.get("/conflicts").json()["pairs"]
+    }
+    assert pairs[("alice", "carol")]["grade"] == "lines" and pairs[("alice", "carol")]["certain"]
+    assert pairs[("bob", "carol")]["grade"] == "file"
