@@ -236,8 +236,10 @@ def test_conflicts_check_and_the_session_pages_grade_with_range_claims(api: Api)
     ("item", "names"),
     [
         ({"path": "../x", "base": None, "ranges": [[1, 1]]}, "path"),
+        ({"path": "src/*.py", "base": None, "ranges": [[1, 1]]}, "one file"),
         ({"path": "a.py", "base": "XYZ!", "ranges": [[1, 1]]}, "base"),
         ({"path": "a.py", "base": None, "ranges": []}, "at least one"),
+        ({"path": "a.py", "base": None, "ranges": [[1, 1]], "symbol": "  "}, "symbol"),
         ({"path": "a.py", "base": None, "ranges": [[0, 1]]}, "range"),
         ({"path": "a.py", "base": None, "ranges": [[1, 1]], "symbol": "a\nb"}, "symbol"),
         ({"path": "a.py", "base": None, "ranges": [[1, 1]], "symbol": "x" * 201}, "symbol"),

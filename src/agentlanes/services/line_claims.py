@@ -21,6 +21,7 @@ from agentlanes.domain.conflicts import Conflict
 from agentlanes.domain.digests import DIGEST_MAX_HEX, DIGEST_MIN_HEX
 from agentlanes.domain.edits import LINES, Digest, FileEdit, Range, grade_pair, hull
 from agentlanes.domain.globs import claims
+from agentlanes.domain.globs.compiler import is_literal
 from agentlanes.domain.range_claims import RangeClaim
 from agentlanes.errors import InvalidInput
 from agentlanes.services.validation import pattern_limits
@@ -227,6 +228,10 @@ def check_claims(
             path = normalise_path(raw if isinstance(raw, str) else "", lim)
         except PatternError as exc:
             raise InvalidInput(field, f"path: {exc}", index=index, path=raw) from None
+        if not is_literal(path):  # a glob would hold many files, whose lines these are not
+            raise InvalidInput(
+                field, "path must name one file (no wildcard, brace or escape)", index=index
+            )
         base = item.get("base")
         if base is not None and not (isinstance(base, str) and BASE_RE.match(base)):
             raise InvalidInput(
@@ -239,21 +244,25 @@ def check_claims(
         pairs = _check_ranges(item.get("ranges"), settings.edits_max_ranges, field, index)
         if not pairs:
             raise InvalidInput(field, "ranges must name at least one range", index=index)
-        symbol = item.get("symbol")
-        if symbol is not None and not (
-            isinstance(symbol, str)
-            and len(symbol) <= SYMBOL_CHARS
-            and symbol.strip()
-            and symbol.isprintable()
-        ):
-            raise InvalidInput(
-                field,
-                f"symbol must be 1-{SYMBOL_CHARS} printable characters (a name such as "
-                "Login.check) or null",
-                index=index,
-            )
+        symbol = _check_symbol(item.get("symbol"), field, index)
         out.append(RangeClaim(path, base, _joined(pairs, None)[0], symbol))
     return tuple(out)
+
+
+def _check_symbol(value: Any, field: str, index: int) -> str | None:
+    """A range claim's symbol name, as single-line text is checked (validation.check_text:
+    counted as sent, trimmed, not blank, no control character)."""
+    if value is None:
+        return None
+    trimmed = value.strip() if isinstance(value, str) and len(value) <= SYMBOL_CHARS else ""
+    if not trimmed or any(ord(ch) < 32 for ch in trimmed):
+        raise InvalidInput(
+            field,
+            f"symbol must be 1-{SYMBOL_CHARS} characters on one line (a name such as "
+            "Login.check) or null",
+            index=index,
+        )
+    return trimmed
 
 
 def claimed_paths_joined(
