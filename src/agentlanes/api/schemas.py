@@ -113,12 +113,17 @@ class ClaimIn(Body):
 
     path: StrictStr = Field(
         ...,
-        json_schema_extra={
-            "format": "repo-path",
-            "minLength": 1,
-            "maxLength": Limit("max_pattern_length"),
-            "description": "The file, relative to the repository root",
-        },
+        json_schema_extra=fields.schema_extra(
+            {
+                "format": "repo-path",
+                "minLength": 1,
+                "maxLength": Limit("max_pattern_length"),
+                # One file: no wildcard, brace or escape, no trailing '/'.
+                "not": Schema(type=OpenAPIType.STRING, pattern="[*?\\[\\\\{]|/$"),
+                "description": "The file, relative to the repository root (one file: no "
+                "wildcard)",
+            }
+        ),
     )
     base: StrictStr | None = Field(
         None,

@@ -45,7 +45,7 @@ class Wanted:
     def patterns(self) -> list[str]:
         """What the detector holds for it: the declared patterns, then each file claimed
         by range that none of them names as it is."""
-        return self.files + [p for p in range_claims.paths(self.claims) if p not in self.files]
+        return line_claims.claimed_paths_joined(self.files, self.claims)
 
 
 @dataclass(frozen=True)

@@ -265,23 +265,11 @@ def _check_symbol(value: Any, field: str, index: int) -> str | None:
     return trimmed
 
 
-def claimed_paths_joined(
-    patterns: list[str], claims: Sequence[RangeClaim], settings: Settings
-) -> list[str]:
+def claimed_paths_joined(patterns: list[str], claims: Sequence[RangeClaim]) -> list[str]:
     """The patterns the detector holds for a session: its declared patterns and each file
-    it claims by range (unless a pattern names it already), within the same bound as
-    edited paths (``max_patterns + LIMITS.edit_files``)."""
-    new = [p for p in range_claims.paths(claims) if p not in patterns]
-    if not new:
-        return patterns
-    most = settings.max_patterns + LIMITS.edit_files
-    if len(patterns) + len(new) > most:
-        raise InvalidInput(
-            "claims",
-            f"the claimed files would take your claims to {len(patterns) + len(new)} "
-            f"patterns (at most {most}): claim fewer files",
-        )
-    return [*patterns, *new]
+    it claims by range that none of them names as it is. Bounded by construction: a
+    request's claims replace the session's, at most ``LIMITS.edit_files`` of them."""
+    return [*patterns, *(p for p in range_claims.paths(claims) if p not in patterns)]
 
 
 def refuses(conflict: Conflict, block_on: str) -> bool:

@@ -110,7 +110,7 @@ class LiveSession(LiveFields):
             agent_name=self.agent_name,
             declared_area=self.declared_area,
             # Each file claimed by range is held too (graded by lines when found).
-            patterns=tuple(self.declared_files) + tuple(self.claim_paths()),
+            patterns=tuple(line_claims.claimed_paths_joined(self.declared_files, self.claims)),
         )
 
     def claim_paths(self) -> list[str]:

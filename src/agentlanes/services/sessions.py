@@ -76,7 +76,6 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     spent = time.monotonic() - started
     meta = validation.check_meta(data.meta)
     claims = line_claims.check_claims(data.claims, ctx.settings)
-    line_claims.claimed_paths_joined(files, claims, ctx.settings)  # within the bound
     assert project.id is not None
     wanted = Wanted(project, name, area, files, meta, spent, claims)
     admitted: Admitted = await ctx.checkins.submit(project.id, wanted, lambda b: decide(ctx, b))
@@ -281,7 +280,7 @@ async def update_status(
                 ctx.settings,
                 range_claims.paths(new_claims),
             )
-            held = line_claims.claimed_paths_joined(new_files, new_claims, ctx.settings)
+            held = line_claims.claimed_paths_joined(new_files, new_claims)
             current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
             found = await search(
