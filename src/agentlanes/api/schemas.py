@@ -120,8 +120,7 @@ class ClaimIn(Body):
                 "maxLength": Limit("max_pattern_length"),
                 # One file: no wildcard, brace or escape, no trailing '/'.
                 "not": Schema(type=OpenAPIType.STRING, pattern="[*?\\[\\\\{]|/$"),
-                "description": "The file, relative to the repository root (one file: no "
-                "wildcard)",
+                "description": "The file, relative to the repository root (one file: no wildcard)",
             }
         ),
     )
