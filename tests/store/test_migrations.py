@@ -56,8 +56,9 @@ NEW_COLUMNS = {
     "messages": {"number", "sender_kind"},  # sender_kind: 0007
     "realtime_tokens": {"api_key_hash"},
     "message_receipts": {"delivered_at"},  # 0004
-    # 0005: claim times; 0006: line-level edits; 0007: display names
-    "sessions": {"claimed_at", "edits", "display_name"},
+    # 0005: claim times; 0006: line-level edits; 0007: display names; 0008: the queue;
+    # 0009: range claims
+    "sessions": {"claimed_at", "edits", "display_name", "claims"},
 }
 
 

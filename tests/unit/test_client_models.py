@@ -29,7 +29,14 @@ WIRE_SESSION: dict[str, Any] = {
     "started_at": iso(NOW),
     "last_heartbeat_at": iso(NOW + timedelta(seconds=30)),
     "expires_at": iso(NOW + timedelta(seconds=150)),
-    "edits": [{"path": "src/api/a.py", "base": "e69de29", "ranges": [[3, 4]]}],
+    "edits": [
+        {"path": "src/api/a.py", "base": "e69de29", "ranges": [[3, 4]]},
+        {"path": "src/api/b.py", "base": "e69de29", "ranges": [[1, 2]], "digests": ["0" * 16]},
+    ],
+    "claims": [
+        {"path": "src/api/c.py", "base": "e69de29", "ranges": [[5, 9]], "symbol": "Api.get"},
+        {"path": "src/api/c.py", "base": "e69de29", "ranges": [[20, 20]]},
+    ],
 }
 
 

@@ -36,6 +36,7 @@ def _row() -> AgentSession:
         status_text="reading",
         claimed_at={"src/**": started.isoformat()},
         edits={"src/a.py": {"base": "abc123", "ranges": [[3, 4], [10, 9]]}},
+        claims=[{"path": "src/b.py", "base": "abc123", "ranges": [[5, 9]], "symbol": "B.c"}],
         started_at=started,
         last_heartbeat_at=started + timedelta(seconds=7, microseconds=1),
         expires_at=started + timedelta(seconds=127, microseconds=2),
@@ -90,6 +91,7 @@ def test_every_field_the_view_shows_comes_from_the_session() -> None:
         "last_heartbeat_at": row.last_heartbeat_at + timedelta(days=1),
         "expires_at": row.expires_at + timedelta(days=1),
         "edits": {},
+        "claims": [],
     }
     assert set(changed) == {f.name for f in dataclasses.fields(LiveFields)}
     for name, value in changed.items():

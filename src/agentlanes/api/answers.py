@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal, TypedDict
 
 from litestar.openapi import ResponseSpec
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentlanes.api.schemas import ConflictOut
 
@@ -29,6 +29,32 @@ class EditOut(BaseModel):
     path: str
     base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
     ranges: list[list[int]] = Field(description="Base lines [start, end]; [a+1, a] inserts")
+    digests: list[str | None] | None = Field(
+        default=None, description="One per range, when sent: a digest of its new text"
+    )
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As the service sends it: no digests key for an edit sent without them.
+        out: dict[str, Any] = dump(self)
+        if out.get("digests") is None:
+            out.pop("digests", None)
+        return out
+
+
+class ClaimOut(BaseModel):
+    path: str
+    base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
+    ranges: list[list[int]] = Field(description="Base lines [start, end] it claims")
+    symbol: str | None = Field(default=None, description="The symbol they were read from")
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As the service sends it: no symbol key for a claim sent without one.
+        out: dict[str, Any] = dump(self)
+        if out.get("symbol") is None:
+            out.pop("symbol", None)
+        return out
 
 
 class SessionView(BaseModel):
@@ -51,6 +77,11 @@ class SessionView(BaseModel):
         default_factory=list,
         description="What it changed, per file (SPEC Line-level claims)",
     )
+    claims: list[ClaimOut] = Field(
+        default_factory=list,
+        description="The lines it claims by range, before editing them (SPEC Line-level "
+        "claims): each file also joins its claims, graded by lines",
+    )
 
 
 class CheckinAnswer(BaseModel):
@@ -60,6 +91,7 @@ class CheckinAnswer(BaseModel):
     display_name: str = Field(description="Its short name (claude-1), see SessionView")
     declared_area: str | None
     declared_files: list[str]
+    claims: list[ClaimOut] = Field(default_factory=list, description="Its range claims")
     meta: dict[str, Any]
     status: Literal["active"]
     heartbeat_interval_seconds: int

@@ -16,6 +16,7 @@ from agentlanes.cli.errors import EXIT_NO_SESSION, EXIT_USAGE, CommandError
 from agentlanes.cli.keepalive import keepalive, stop_keepalive
 from agentlanes.cli.local import local_config, local_session, make_client, marked_files
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
+from agentlanes.client.report import claim_labels
 
 OUTCOMES = ("completed", "partial", "failed")
 AGENT_HELP = "which local agent's session (default: the configured one, or the only one)"
@@ -27,7 +28,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--agent", "--name", dest="agent", help="agent name (default: config or made up)"
     )
     p.add_argument("--area", help="work area (another agent with the same area is a conflict)")
-    p.add_argument("--files", nargs="+", default=None, metavar="GLOB", help="file globs you claim")
+    p.add_argument(
+        "--files",
+        nargs="+",
+        default=None,
+        metavar="GLOB",
+        help="file globs you claim; PATH#Symbol (src/auth.py#Login.check) claims only that "
+        "symbol's lines on HEAD",
+    )
     p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="extra info (repeatable)")
     add_json(p)
     p.set_defaults(func=checkin)
@@ -104,13 +112,15 @@ def checkin(args: argparse.Namespace) -> int:
     from agentlanes.client.config import list_sessions, read_session, save_checkin
 
     cfg = local_config()
-    files, marked = marked_files(cfg, args.files)
+    globs, claims = _symbol_claims(cfg.root, args.files)
+    files, marked = marked_files(cfg, globs)
     with client_errors(), make_client(cfg) as client:
         result = client.checkin(
             agent_name=args.agent or _own_name(cfg),
             declared_area=args.area,
             declared_files=files,
             meta=_meta(args.meta),
+            claims=claims,
         )
     with client_errors():
         # The same agent checking in again replaces its own session (the server ends the
@@ -148,6 +158,8 @@ def checkin(args: argparse.Namespace) -> int:
         )
         return 0
     print(f"checked in as {result.agent_name} (session {result.session_id})")
+    for c in result.claims:
+        print(f"claimed {c.path}#{c.symbol}: {_lines(c.ranges)} (on HEAD)")
     for pattern in marked:
         print(f"{pattern[:-1]} is a directory here: claimed as {pattern}")
     if replaced and replaced != result.session_id:
@@ -167,6 +179,21 @@ def checkin(args: argparse.Namespace) -> int:
     if data["conflicts"]:
         _say_conflicts(data)
     return 0
+
+
+def _symbol_claims(
+    root: str | None, files: list[str] | None
+) -> tuple[list[str] | None, list[dict[str, Any]] | None]:
+    """``--files`` split into globs and ``PATH#Symbol`` range claims (SPEC "Line-level
+    claims"); tree-sitter is loaded only when a ``#`` is used."""
+    if not files or not any("#" in f for f in files):
+        return files, None
+    from agentlanes.client.symbols import SymbolError, split_claims
+
+    try:
+        return split_claims(root, files)
+    except SymbolError as exc:
+        raise CommandError(f"lanes checkin --files: {exc}") from None
 
 
 def _say_conflicts(data: dict[str, Any]) -> None:
@@ -262,7 +289,7 @@ def status(args: argparse.Namespace) -> int:
                 data["session_id"],
                 data["agent_name"],
                 data.get("declared_area"),
-                " ".join(data.get("declared_files") or []),
+                " ".join([*(data.get("declared_files") or []), *claim_labels(data.get("claims"))]),
                 data.get("status_text"),
                 data.get("expires_at"),
             ]

@@ -70,9 +70,14 @@ class AsyncClient(ClientBase[httpx.AsyncBaseTransport, Coroutine[Any, Any, Any]]
         declared_files: list[str] | None = None,
         *,
         meta: dict[str, Any] | None = None,
+        claims: list[dict[str, Any]] | None = None,
     ) -> m.CheckinResult:
-        """Start a session; the client keeps its token for the calls that follow."""
-        result = await self.run(calls.checkin(agent_name, declared_area, declared_files, meta))
+        """Start a session; the client keeps its token for the calls that follow.
+        ``claims``: lines claimed by range, ``[{"path", "base", "ranges", "symbol"?}]``
+        (``agentlanes.client.symbols.claims_of`` reads a symbol's)."""
+        result = await self.run(
+            calls.checkin(agent_name, declared_area, declared_files, meta, claims)
+        )
         self.session_token = result.session_token
         return result
 

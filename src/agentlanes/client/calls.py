@@ -60,9 +60,14 @@ def checkin(
     declared_area: str | None,
     declared_files: list[str] | None,
     meta: dict[str, Any] | None,
+    claims: list[dict[str, Any]] | None = None,
 ) -> Call[m.CheckinResult]:
     body = drop_unset(
-        agent_name=agent_name, declared_area=declared_area, declared_files=declared_files, meta=meta
+        agent_name=agent_name,
+        declared_area=declared_area,
+        declared_files=declared_files,
+        meta=meta,
+        claims=claims,
     )
     return Call("POST", f"{API}/checkin", m.CheckinResult.model_validate, body)
 

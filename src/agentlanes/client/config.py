@@ -337,6 +337,12 @@ def save_checkin(cfg: LocalConfig, result: Any, **extra: Any) -> str | None:
             "heartbeat_interval_seconds": result.heartbeat_interval_seconds,
             "heartbeat_ttl_seconds": result.heartbeat_ttl_seconds,
             "url": cfg.url,
+            # Range claims (lines of a file), if any: the guard grades edits by them.
+            **(
+                {"claims": [c.raw() for c in result.claims]}
+                if getattr(result, "claims", None)
+                else {}
+            ),
             **extra,
         },
     )

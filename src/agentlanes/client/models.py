@@ -24,6 +24,8 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     PlainSerializer,
+    SerializerFunctionWrapHandler,
+    model_serializer,
 )
 from pydantic_core import core_schema
 
@@ -119,6 +121,32 @@ class Edit(Model):
     path: str
     base: str | None = None  # the file's blob id at HEAD; None: new since HEAD
     ranges: list[list[int]] = Field(default_factory=list)  # base lines [start, end]
+    # One per range, when sent: a digest of its new text (identical changes do not meet).
+    digests: list[str | None] | None = None
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = dump(self)  # as the server sends it: no key for none
+        if out.get("digests") is None:
+            out.pop("digests", None)
+        return out
+
+
+class Claim(Model):
+    """Lines of one file a session claims before editing them (SPEC "Line-level claims":
+    range claims): ``lanes checkin --files 'src/auth.py#Login.check'``."""
+
+    path: str
+    base: str | None = None  # the file's blob id at HEAD the lines count in
+    ranges: list[list[int]] = Field(default_factory=list)  # base lines [start, end]
+    symbol: str | None = None  # the symbol they were read from
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = dump(self)  # as the server sends it: no key for none
+        if out.get("symbol") is None:
+            out.pop("symbol", None)
+        return out
 
 
 class Session(Model):
@@ -139,6 +167,8 @@ class Session(Model):
     expires_at: Timestamp
     # What the session changed, per file, against HEAD; an older server sends none.
     edits: list[Edit] = Field(default_factory=list)
+    # The lines it claims by range; an older server sends none.
+    claims: list[Claim] = Field(default_factory=list)
 
     @property
     def shown(self) -> str:
@@ -153,6 +183,7 @@ class CheckinResult(Model):
     display_name: str | None = None  # its short name (claude-1); an older server: none
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)  # its range claims
     status: Active = "active"
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int

@@ -146,6 +146,10 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
                 out.append({"path": path, "base": None, "ranges": [[1, 0]]})
         elif not os.path.isdir(os.path.join(root, path)):
             out.append({"path": path, "base": None, "ranges": []})  # made and removed again
+    if tracked:  # each range's digest of its new text: identical changes do not meet
+        from agentlanes.domain.digests import with_digests
+
+        with_digests(out, text)
     return out
 
 
@@ -425,7 +429,7 @@ def record_sent(
     with _Locked(path, _key(session)) as state:
         for e in edits:
             if e["ranges"]:
-                state["sent"][e["path"]] = {"base": e["base"], "ranges": e["ranges"]}
+                state["sent"][e["path"]] = _held(e)
             else:
                 state["sent"].pop(e["path"], None)
         state["last_send"] = time.time()
@@ -443,10 +447,19 @@ def _changes(edits: list[dict[str, Any]], sent: dict[str, Any]) -> list[dict[str
             if len(held) >= MAX_FILES:
                 continue  # stays a plain claim
             held.add(e["path"])
-        elif before == {"base": e["base"], "ranges": e["ranges"]}:
+        elif before == _held(e):
             continue
         out.append(e)
     return out
+
+
+def _held(edit: dict[str, Any]) -> dict[str, Any]:
+    """What the server holds of a sent edit: its base, ranges and digests (new text on
+    the same lines is a change to send: a stale digest could pass a conflict)."""
+    held = {"base": edit["base"], "ranges": edit["ranges"]}
+    if "digests" in edit:
+        held["digests"] = edit["digests"]
+    return held
 
 
 def pending(cfg: LocalConfig, agent: str) -> dict[str, Any]:

@@ -313,6 +313,8 @@ def _check_edit(
         body["paths"] = paths
     if patterns:
         body["patterns"] = patterns
+    if session and session.get("claims"):  # my lines of a file are my claim there (range claims)
+        body["claims"] = session["claims"]
     # Usually one request: the check, without the token when we know our session's id, so
     # our own claims come back too and say which files are already ours. A heartbeat goes
     # along once half the heartbeat interval has passed (an agent at work is alive); the

@@ -12,7 +12,9 @@ from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import utcnow
+from agentlanes.domain import range_claims
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong, work_clock
+from agentlanes.domain.range_claims import RangeClaim
 from agentlanes.errors import InvalidInput
 from agentlanes.services import line_claims, names
 from agentlanes.services.checkin_batch import CheckinBatch
@@ -37,6 +39,13 @@ class Wanted:
     files: list[str]
     meta: dict[str, Any]
     spent: float  # seconds checking its patterns took (counted in its search budget)
+    # Range claims (SPEC "Line-level claims"): each file claimed by range is held too.
+    claims: tuple[RangeClaim, ...] = ()
+
+    def patterns(self) -> list[str]:
+        """What the detector holds for it: the declared patterns, then each file claimed
+        by range that none of them names as it is."""
+        return line_claims.claimed_paths_joined(self.files, self.claims)
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,8 @@ class _Judge:
         for s in live:
             self.named.setdefault(s.agent_name, []).append(s.id)
         self.mine: dict[str, str] = {}  # this batch's session ids, by agent name
+        # The range claims of the sessions this batch admitted, per file (for grading).
+        self.also_claims: dict[str, line_claims.Edits] = {}
         # Display names by agent name: the sessions not ended (overdue ones too, until
         # they time out) and the ones this batch admitted; a name in use here is not
         # given to another session (services/names.py).
@@ -115,21 +126,25 @@ class _Judge:
         }
 
     def __call__(self, wanted: Wanted) -> Judged | InvalidInput:
-        project, area, files = wanted.project, wanted.area, wanted.files
+        project, area = wanted.project, wanted.area
         name = wanted.name or names.generated_agent_name(self.named.keys() | self.mine.keys())
         budget = self.settings.conflict_search_seconds
         found: list[Conflict] = []
-        if files or area:
+        held = wanted.patterns()
+        claimed = range_claims.by_path(wanted.claims)
+        if held or area:
             try:
                 found = self.current.find(
                     self.live,
                     declared_area=area,
-                    patterns=files,
+                    patterns=held,
                     exclude_agent_name=name,
                     deadline=work_clock() + max(budget - wanted.spent, 0.0),
                     max_files=self.settings.answer_max_files,
                     margin=project.line_margin,
                     also=self.also,
+                    claims=claimed,
+                    also_claims=self.also_claims,
                 )
             except SearchTooLong:
                 return too_long("declared_files", len(self.live), budget)
@@ -157,8 +172,10 @@ class _Judge:
             shown = names.display_name(name, taken)
         self.shown[name] = shown
         self.also.add(
-            Scope(session_id=session_id, agent_name=name, declared_area=area, patterns=tuple(files))
+            Scope(session_id=session_id, agent_name=name, declared_area=area, patterns=tuple(held))
         )
+        if claimed:
+            self.also_claims[session_id] = claimed
         return Judged(session_id, name, found, False, previous, earlier, shown)
 
 
@@ -179,6 +196,7 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
         started_at=now,
         last_heartbeat_at=now,
         expires_at=now + timedelta(seconds=project.heartbeat_ttl_seconds),
+        claims=wanted.claims,
     )
     row: dict[str, Any] = {
         "id": session.id,
@@ -195,6 +213,7 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
         "files_touched": [],
         "claimed_at": claim_times(None, [], files, now, now),
         "edits": {},
+        "claims": line_claims.claims_wire(wanted.claims),
         "started_at": now,
         "last_heartbeat_at": now,
         "expires_at": session.expires_at,

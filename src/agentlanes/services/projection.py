@@ -18,7 +18,7 @@ import asyncio
 import functools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -27,6 +27,7 @@ import anyio.to_thread
 import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from agentlanes.domain import range_claims
 from agentlanes.domain.conflicts import (
     Conflict,
     ConflictDetector,
@@ -86,6 +87,7 @@ class LiveSession(LiveFields):
             expires_at=row.expires_at,
             claimed_at={p: _when(t) for p, t in (row.claimed_at or {}).items()},
             edits=line_claims.of_stored(row.edits),
+            claims=line_claims.claims_of(row.claims),
         )
 
     @classmethod
@@ -103,6 +105,7 @@ class LiveSession(LiveFields):
             last_heartbeat_at=_when(view["last_heartbeat_at"]),
             expires_at=_when(view["expires_at"]),
             edits=line_claims.of_wire(view.get("edits")),
+            claims=line_claims.claims_of(view.get("claims")),
         )
 
     def scope(self) -> Scope:
@@ -110,8 +113,13 @@ class LiveSession(LiveFields):
             session_id=self.id,
             agent_name=self.agent_name,
             declared_area=self.declared_area,
-            patterns=tuple(self.declared_files),
+            # Each file claimed by range is held too (graded by lines when found).
+            patterns=tuple(line_claims.claimed_paths_joined(self.declared_files, self.claims)),
         )
+
+    def claim_paths(self) -> list[str]:
+        """The files claimed by range that no declared pattern names as they are."""
+        return [p for p in range_claims.paths(self.claims) if p not in self.declared_files]
 
 
 def _when(text: str) -> datetime:
@@ -269,9 +277,12 @@ class LiveProject:
         edits: line_claims.Edits | None = None,
         margin: int = 0,
         also: ConflictDetector | None = None,
+        claims: line_claims.Edits | None = None,
+        also_claims: Mapping[str, line_claims.Edits] | None = None,
     ) -> list[Conflict]:
         """Conflicts with the ``live`` sessions (oldest first), each graded from the two
-        sessions' edits (``edits``: the asking side's; SPEC "Line-level claims"): the
+        sessions' edits and range claims (``edits``, ``claims``: the asking side's, per
+        file; ``also_claims``: those of ``also``'s sessions; SPEC "Line-level claims"): the
         detector's index holds every session not ended, so overdue ones are filtered out of
         its answer. ``also``: sessions not applied yet, newer than all of these (the
         check-ins earlier in one batch, services/checkin_batch.py), searched after them.
@@ -298,7 +309,17 @@ class LiveProject:
                 for c in asked(also)
                 if exclude_agent_name is None or c.agent_name != exclude_agent_name
             ]
-        return self._graded(found, edits or {}, patterns, paths, deadline, max_files, margin)
+        return self._graded(
+            found,
+            edits or {},
+            patterns,
+            paths,
+            deadline,
+            max_files,
+            margin,
+            claims or {},
+            also_claims or {},
+        )
 
     def _graded(
         self,
@@ -309,14 +330,21 @@ class LiveProject:
         deadline: float | None,
         max_files: int | None,
         margin: int,
+        my_claims: line_claims.Edits,
+        also_claims: Mapping[str, line_claims.Edits],
     ) -> list[Conflict]:
-        """Each conflict graded; one where neither side has edits is left as found (its
-        grade, ``claims``, is the view's default): no cost without edits."""
+        """Each conflict graded; one where neither side has edits nor range claims is left
+        as found (its grade, ``claims``, is the view's default): no cost without them."""
         i_claim = line_claims.claimer(patterns, paths)
         out = []
         for c in found:
             theirs = self.sessions.get(c.session_id)
-            if not mine and not (theirs and theirs.edits):
+            their_claims = (
+                range_claims.by_path(theirs.claims)
+                if theirs is not None and theirs.claims
+                else also_claims.get(c.session_id, {})
+            )
+            if not (mine or my_claims or their_claims) and not (theirs and theirs.edits):
                 out.append(c)
                 continue
             if deadline is not None and work_clock() > deadline:
@@ -329,6 +357,8 @@ class LiveProject:
                     theirs.edits if theirs else {},
                     margin=margin,
                     max_files=max_files or 10,
+                    my_claims=my_claims,
+                    their_claims=their_claims,
                 )
             )
         return out
@@ -347,6 +377,7 @@ class LiveProject:
         edits: line_claims.Edits | None = None,
         margin: int = 0,
         also: ConflictDetector | None = None,
+        claims: line_claims.Edits | None = None,
     ) -> list[Conflict]:
         """:meth:`find` in a worker thread, so that a long search (long patterns against
         many) never holds the event loop: other projects' requests go on meanwhile.
@@ -369,6 +400,7 @@ class LiveProject:
                 edits=edits,
                 margin=margin,
                 also=also,
+                claims=claims,
             )
         )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
+from agentlanes.domain import range_claims
 from agentlanes.domain.conflicts import Conflict, SearchTooLong
 from agentlanes.domain.edits import LINES
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
@@ -42,6 +43,8 @@ class CheckinInput:
     declared_area: str | None = None
     declared_files: list[str] | None = None
     meta: dict[str, Any] | None = None
+    # Range claims (SPEC "Line-level claims"): [{"path", "base", "ranges", "symbol"?}].
+    claims: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class StatusInput:
     status_text: str | None = None
     # What the agent changed (SPEC "Line-level claims"): [{"path", "base", "ranges"}].
     edits: list[dict[str, Any]] | None = None
+    # Range claims: replace the session's when sent ([] drops them).
+    claims: list[dict[str, Any]] | None = None
     # Which of the optional fields were sent (None in a field can mean "clear it").
     sent: frozenset[str] = frozenset()
 
@@ -74,8 +79,9 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     )
     spent = time.monotonic() - started
     meta = validation.check_meta(data.meta)
+    claims = line_claims.check_claims(data.claims, ctx.settings)
     assert project.id is not None
-    wanted = Wanted(project, name, area, files, meta, spent)
+    wanted = Wanted(project, name, area, files, meta, spent, claims)
     admitted: Admitted = await ctx.checkins.submit(project.id, wanted, lambda b: decide(ctx, b))
     if admitted.previous:
         await ctx.liveness.forget(admitted.previous)
@@ -106,6 +112,7 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         "display_name": shown_name(session),
         "declared_area": area,
         "declared_files": files,
+        "claims": line_claims.claims_wire(claims),
         "meta": meta,
         "status": "active",
         "heartbeat_interval_seconds": project.heartbeat_interval_seconds,
@@ -241,6 +248,7 @@ async def update_status(
     spent = time.monotonic() - started
     text = validation.check_status_text(data.status_text)
     given = line_claims.check_edits(data.edits, ctx.settings) if "edits" in data.sent else {}
+    claims = line_claims.check_claims(data.claims, ctx.settings) if "claims" in data.sent else None
     assert project.id is not None
     expired = False
     refusal: StateConflict | None = None
@@ -255,12 +263,21 @@ async def update_status(
             # A refusal below concerns the declared scope only: an edit is already made,
             # so its report is always kept, and its path joins the claims (SPEC
             # "Line-level claims"; it joins now, so the older claim still stands).
-            declared_changed = (new_area, new_files) != (
+            old_claims = line_claims.claims_of(session.claims)
+            new_claims = old_claims if claims is None else claims
+            declared_changed = (new_area, new_files, new_claims) != (
                 session.declared_area,
                 list(session.declared_files or []),
+                old_claims,
             )
             edits = line_claims.merged(line_claims.of_stored(session.edits), given)
-            new_files = line_claims.with_edited_paths(new_files, given, ctx.settings)
+            new_files = line_claims.with_edited_paths(
+                new_files,
+                {**_unclaimed(edits, old_claims, new_claims), **given},
+                ctx.settings,
+                range_claims.paths(new_claims),
+            )
+            held = line_claims.claimed_paths_joined(new_files, new_claims)
             current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
             found = await search(
@@ -270,17 +287,15 @@ async def update_status(
                 "declared_files",
                 spent=spent,
                 declared_area=new_area,
-                patterns=new_files,
+                patterns=held,
                 exclude_session_id=session.id,
                 edits=edits,
                 margin=project.line_margin,
+                claims=range_claims.by_path(new_claims),
             )
             bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
             conflicts = bounded["conflicts"]
-            scope_changed = (new_area, new_files) != (
-                session.declared_area,
-                list(session.declared_files or []),
-            )
+            scope_changed = declared_changed or new_files != list(session.declared_files or [])
             # As check-in: certain overlaps only, and only with a session that claimed
             # the path earlier (the older claim stands: a claim gained under warn never
             # locks out the earlier claimant).
@@ -315,6 +330,8 @@ async def update_status(
             session.claimed_at = times
             if "edits" in data.sent:
                 session.edits = line_claims.to_stored(edits)
+            if claims is not None:
+                session.claims = line_claims.claims_wire(claims)
             if "status_text" in data.sent:
                 session.status_text = text
             session.last_heartbeat_at = now
@@ -392,6 +409,17 @@ async def _refuse_scope(
         **({"queue": queued} if queued is not None else {}),
         **bounded,
     )
+
+
+def _unclaimed(
+    edits: line_claims.Edits,
+    old: tuple[range_claims.RangeClaim, ...],
+    new: tuple[range_claims.RangeClaim, ...],
+) -> dict[str, Any]:
+    """The edited files a status change stops claiming by range: their paths join the
+    claims as an edit's path does (an edit stays claimed)."""
+    dropped = set(range_claims.paths(old)) - set(range_claims.paths(new))
+    return {p: e for p, e in edits.items() if p in dropped}
 
 
 async def checkout(

@@ -12,6 +12,7 @@ import msgspec
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
 from agentlanes.domain.edits import CLAIMS, FileEdit
+from agentlanes.domain.range_claims import RangeClaim
 from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
 from agentlanes.store.models import AgentSession, Event, Project, QueueEntry
@@ -39,6 +40,8 @@ class LiveFields:
     expires_at: datetime
     # What it changed, per file (SPEC "Line-level claims").
     edits: dict[str, FileEdit] = field(default_factory=dict, compare=False, repr=False)
+    # The lines it claims before editing them (SPEC "Line-level claims": range claims).
+    claims: tuple[RangeClaim, ...] = field(default=(), compare=False, repr=False)
 
 
 def shown_name(s: AgentSession | LiveFields) -> str:
@@ -62,6 +65,9 @@ def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:
         "edits": line_claims.to_wire(
             line_claims.of_stored(s.edits) if isinstance(s, AgentSession) else s.edits
         ),
+        "claims": list(s.claims or [])
+        if isinstance(s, AgentSession)
+        else line_claims.claims_wire(s.claims),
     }
 
 
@@ -79,6 +85,8 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
     # Ungraded: neither side has edits, a claim overlap (SPEC "Line-level claims").
     view["grade"] = c.grade or CLAIMS
     view["edits"] = list(c.edits)
+    if c.claims:  # range claims on either side (SPEC "Line-level claims")
+        view["claims"] = list(c.claims)
     return view
 
 

@@ -84,6 +84,9 @@ class AgentSession(SQLModel, table=True):
     # What the agent changed, per file ({path: {"base": blob id or None, "ranges":
     # [[start, end], ...]}}; SPEC "Line-level claims").
     edits: dict[str, Any] | None = Field(default_factory=dict, sa_column=Column(JSON))
+    # The lines it claims by range ([{"path", "base", "ranges", "symbol"?}]; SPEC
+    # "Line-level claims").
+    claims: list[dict[str, Any]] | None = Field(default_factory=list, sa_column=Column(JSON))
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime

@@ -31,6 +31,14 @@ export function editsSummary(edits) {
   return { text: `edited ${files.length} file${files.length > 1 ? "s" : ""}`, title: files.join("\n") };
 }
 
+/** Range claims as read: "src/auth.py#Login.check (lines 40-58)" (SPEC Line-level claims). */
+export function claimLabels(claims) {
+  return (claims || []).map((c) => {
+    const lines = (c.ranges || []).map(([a, b]) => (b < a ? `after ${a - 1}` : a === b ? `${a}` : `${a}-${b}`));
+    return `${c.symbol ? `${c.path}#${c.symbol}` : c.path} (lines ${lines.join(", ")})`;
+  });
+}
+
 function samePartners(a, b) {
   if (!a || !b) return a === b;
   return (
@@ -132,7 +140,8 @@ export class Presence {
     const scopeChanged =
       !known ||
       known.declared_area !== merged.declared_area ||
-      (known.declared_files || []).join("\n") !== (merged.declared_files || []).join("\n");
+      (known.declared_files || []).join("\n") !== (merged.declared_files || []).join("\n") ||
+      claimLabels(known.claims).join("\n") !== claimLabels(merged.claims).join("\n");
     if (scopeChanged) this.hooks.changed("scope");
     // A view without the field (an older server) leaves the edits as they were.
     const editsChanged = known ? editsKey(known.edits) !== editsKey(merged.edits) : Boolean((merged.edits || []).length);
@@ -327,7 +336,8 @@ export class Presence {
     card.classList.toggle("conflicted", certain);
     card.classList.toggle("maybe", uncertain);
     card.classList.toggle("selected", this.selected === s.session_id);
-    const files = s.declared_files || [];
+    // Range claims beside the patterns: the lines held of a file.
+    const files = [...(s.declared_files || []), ...claimLabels(s.claims)];
     const edited = editsSummary(s.edits);
     const meeting = info ? info.meeting || [] : [];
     let partnerLine = null;
