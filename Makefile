@@ -9,7 +9,8 @@ PY     := $(VENV)/bin/python
 SERVE_STAMP := $(VENV)/.serve-stamp
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint format services browser wrk nginx docker node bench bench-api soak clean
+.PHONY: run test lint format services browser wrk nginx docker node agents test-agents \
+	agents-latest bench bench-api soak clean
 
 $(SERVE_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,7 +27,7 @@ $(STAMP): pyproject.toml
 run: $(SERVE_STAMP)
 	$(VENV)/bin/agentlanes serve
 
-test: $(STAMP) services browser wrk nginx docker node
+test: $(STAMP) services browser wrk nginx docker node agents
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
@@ -53,6 +54,25 @@ browser:
 # MCP Inspector tests.
 node:
 	@bash scripts/ensure-node.sh
+
+# The coding agents' own programs (Claude Code, Codex, Gemini CLI, Copilot CLI, OpenCode,
+# Cline) at the versions pinned in tests/support/agent_programs/pins.json, installed from
+# npm once into ~/.cache/agentlanes/agent-programs (kept between runs), for
+# tests/e2e/test_real_agents.py; one that fails to install is skipped there, with why.
+agents: $(STAMP) node
+	-$(PY) -m tests.support.agent_programs.install
+
+# The real programs' suite alone; its table goes to var/real-agents.md (docs/agents.md).
+test-agents: $(STAMP) services agents
+	$(PY) -m pytest -p no:cacheprovider tests/e2e/test_real_agents.py
+
+# The same suite against the newest published versions (installed as it needs them, beside
+# the pinned ones; var/real-agents-latest.md), then what changed against the pinned run
+# (which runs first when there is none yet).
+agents-latest: $(STAMP) services node
+	@test -f var/real-agents.json || $(MAKE) test-agents || true
+	-AGENTLANES_AGENT_VERSIONS=latest $(PY) -m pytest -p no:cacheprovider tests/e2e/test_real_agents.py
+	$(PY) -m tests.support.agent_programs.table compare
 
 # Debian's wrk, for bench/api.py and the test of what it makes wrk send.
 wrk:

@@ -23,10 +23,16 @@ an ambiguous hunk with its indent heuristic, which the merge does not use, while
 ``edits.GIT_DIFF_ARGS``) reads the changes as merge-ort does (histogram diff, no indent
 heuristic).
 
-Outside the SPEC's rule, and left out of the generated pairs: both sides deleting exactly
-the same lines (git's zealous merge takes one identical change without a conflict; ranges
-cannot tell a deletion from a replacement, so the grade stays ``lines``, the cautious
-side). The run shows what git does with the ones it left out.
+Left out of the generated pairs: both sides deleting exactly the same lines (git's
+zealous merge takes one identical change without a conflict; ranges alone cannot tell a
+deletion from a replacement). The run shows what git does with the ones it left out, and
+how they are graded with the digests of each range's new text (SPEC ``digests``: the
+same lines with the same digest do not meet) and without.
+
+Real pairs (``--cooperbench DIR --upstream DIR``, or ``--sample`` for the pairs checked
+in under ``bench/data/cooperbench/``): two features of one CooperBench task, each applied
+to the task's upstream base commit, graded and merged the same way (``bench/real_pairs.py``);
+the table gives agreement and missed conflicts per ``line_margin``, digests on and off.
 """
 
 from __future__ import annotations
@@ -44,7 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.real_pairs
 
+from agentlanes.domain.digests import diff_digests
 from agentlanes.domain.edits import (
     GIT_DIFF_ARGS,
     LINES,
@@ -246,6 +254,7 @@ class MergeLab:
         self.repo = Path(tempfile.mkdtemp(prefix="lab-", dir=root))
         self.git("init", "-q", "-b", "main")
         self.base = self.commit(base.text(base.lines), parent=None)
+        self.digests: dict[str, tuple[str | None, ...]] = {}
 
     def git(self, *args: str, stdin: str | None = None, ok: Sequence[int] = (0,)) -> str:
         done = subprocess.run(
@@ -274,6 +283,8 @@ class MergeLab:
     def side_of_text(self, text: str) -> tuple[str, list[Range]]:
         commit = self.commit(text, self.base)
         diff = self.git("diff", "-U0", *self.reading, self.base, commit, "--", FILE)
+        # Each range's digest, as the agent side sends it (kept by commit).
+        self.digests[commit] = tuple(diff_digests(diff).get(FILE, []))
         return commit, parse_unified_zero(diff).get(FILE, [])
 
     def merges_cleanly(self, a: str, b: str) -> bool:
@@ -329,11 +340,14 @@ class Outcome:
     mine: list[Range]
     theirs: list[Range]
     clean: bool
+    # Each range's digest (SPEC digests), when graded with them.
+    my_digests: tuple[str | None, ...] | None = None
+    their_digests: tuple[str | None, ...] | None = None
 
-    def predicted(self, margin: int = 0) -> str:
-        return grade_file(
-            FileEdit("b", tuple(self.mine)), FileEdit("b", tuple(self.theirs)), margin
-        )[0]
+    def predicted(self, margin: int = 0, digests: bool = False) -> str:
+        mine = FileEdit("b", tuple(self.mine), self.my_digests if digests else None)
+        theirs = FileEdit("b", tuple(self.theirs), self.their_digests if digests else None)
+        return grade_file(mine, theirs, margin)[0]
 
     def agrees(self, margin: int = 0) -> bool:
         return (self.predicted(margin) == LINES) != self.clean
@@ -344,7 +358,8 @@ def run_pairs(lab: MergeLab, pairs: Sequence[Pair]) -> list[Outcome]:
     for pair in pairs:
         a, mine = lab.side(pair.a, "A", pair.index)
         b, theirs = lab.side(pair.b, "B", pair.index)
-        outcomes.append(Outcome(pair, mine, theirs, lab.merges_cleanly(a, b)))
+        clean = lab.merges_cleanly(a, b)
+        outcomes.append(Outcome(pair, mine, theirs, clean, lab.digests[a], lab.digests[b]))
     return outcomes
 
 
@@ -403,7 +418,18 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=1000, help="pairs per base")
     parser.add_argument("--seed", type=int, default=27)
     parser.add_argument("--real-merges", type=int, default=20, help="pairs per base")
+    real = parser.add_argument_group("real pairs (CooperBench feature patches)")
+    real.add_argument("--sample", action="store_true", help="the pairs checked in (bench/data)")
+    real.add_argument("--cooperbench", type=Path, help="a CooperBench checkout")
+    real.add_argument(
+        "--upstream", type=Path, help="clones of the tasks' repositories: DIR/OWNER/NAME"
+    )
+    real.add_argument("--export-sample", nargs="+", metavar="TASK", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.sample or args.cooperbench:
+        if args.cooperbench and not args.upstream:
+            parser.error("--cooperbench needs --upstream (the clones of the tasks' repositories)")
+        return main_real(args)
     version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     print(f"{version.strip()}; seed {args.seed}")
     failures = 0
@@ -435,11 +461,57 @@ def main() -> int:
             "and outcome as merge-tree."
         )
         print(
-            f"Left out on the way: {len(left_out)} pairs with an identical deletion "
-            f"(graded lines): git merged {sum(o.clean for o in outside)} of them cleanly, "
-            f"{sum(o.predicted() != LINES for o in outside)} graded file."
+            f"Left out on the way: {len(left_out)} pairs with an identical deletion: git "
+            f"merged {sum(o.clean for o in outside)} of them cleanly; graded file "
+            f"{sum(o.predicted(digests=True) != LINES for o in outside)} with digests, "
+            f"{sum(o.predicted() != LINES for o in outside)} without."
         )
     return 1 if failures else 0
+
+
+def main_real(args: argparse.Namespace) -> int:
+    """The real pairs: the checked-in sample, or a CooperBench checkout and upstream
+    clones; exits 1 on a missed conflict at margin 0 (digests on)."""
+    from bench import real_pairs
+
+    if args.sample:
+        tasks = real_pairs.sample_tasks()
+        clones: dict[str, Path | None] = {t.name: None for t in tasks}
+    else:
+        tasks = real_pairs.cooperbench_tasks(args.cooperbench)
+        clones = {}
+        for task in tasks:
+            clones[task.name] = real_pairs.upstream_clone(args.upstream, task.repo)
+    skipped = sorted({t.repo for t in tasks if t.files is None and clones[t.name] is None})
+    version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    print(f"{version.strip()}; {len(tasks)} tasks")
+    if skipped:
+        print(f"no clone under {args.upstream} of: {', '.join(skipped)} (their tasks left out)")
+    outcomes: list[real_pairs.PairOutcome] = []
+    failed: list[str] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for task in tasks:
+            if task.files is None and clones[task.name] is None:
+                continue
+            if args.export_sample and task.name in args.export_sample:
+                clone = clones[task.name]
+                assert clone is not None
+                real_pairs.export_sample(task, clone, real_pairs.SAMPLE)
+            found, bad = real_pairs.run_task(Path(tmp), task, clones[task.name])
+            outcomes += found
+            failed += [f"{task.name}/{f}" for f in bad]
+    print(f"merge-tree of {len(outcomes)} pairs in {time.perf_counter() - started:.0f} s")
+    if failed:
+        print(f"patches that do not apply to their base (left out): {', '.join(failed)}")
+    print()
+    real_pairs.print_real_tables(outcomes)
+    wrong = real_pairs.disagreements(outcomes)
+    if wrong:
+        print("\nDisagreements at margin 0, digests on:")
+        print("\n".join(f"- {line}" for line in wrong))
+    missed = [o for o in outcomes if not o.clean and o.predicted() != LINES]
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -75,3 +75,11 @@ class LeaseConflict(AgentlanesError):
 class TaskAlreadyClaimed(AgentlanesError):
     status_code = 409
     code = "TASK_ALREADY_CLAIMED"
+
+
+class AgentNotFound(AgentlanesError):
+    """404 AGENT_NOT_FOUND: a name that is no live session's name or display name and no
+    registered agent; ``live_agents`` names the ones there are."""
+
+    status_code = 404
+    code = "AGENT_NOT_FOUND"

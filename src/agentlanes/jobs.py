@@ -22,7 +22,7 @@ from sqlmodel import col, select
 
 from agentlanes.clock import utcnow
 from agentlanes.server import gc_tuning
-from agentlanes.services import lifecycle, project_watch
+from agentlanes.services import hotspots, lifecycle, project_watch, queue
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination import consensus, leases
 from agentlanes.settings import Settings
@@ -112,7 +112,19 @@ JOBS: tuple[Job, ...] = (
         lambda s: s.expiry_check_seconds,
         "expired %d consensus request(s)",
     ),
+    Job(
+        "queue expiry",
+        queue.expire_overdue,
+        lambda s: s.expiry_check_seconds,
+        "timed out %d wait(s) for a lane",
+    ),
     Job("event prune", prune_events, lambda s: s.event_prune_seconds, "pruned %d event(s)"),
+    Job(
+        "hotspot prune",
+        hotspots.prune,
+        lambda s: s.event_prune_seconds,
+        "pruned %d hotspot record(s) past hotspot_days_max",
+    ),
     Job(
         "message prune",
         prune_messages,

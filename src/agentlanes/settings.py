@@ -52,6 +52,7 @@ class Limits:
     message_type_chars: int = 64
     message_thread_chars: int = 128
     agent_config_bytes: int = 16_384
+    agent_config_keys: int = 100
     lease_resource_chars: int = 256
     project_name_chars: int = 200
     heartbeat_interval_max_seconds: int = 86_400
@@ -78,6 +79,15 @@ class Limits:
     # What the server keeps in memory before it starts afresh.
     token_ids_kept: int = 100_000
     conflict_pairs_projects_kept: int = 256
+    # Waiting for a lane (SPEC): a wait's timeout (default and most), its paths, the waits
+    # one session and one project may hold, and how far back hotspots look (and are kept).
+    queue_timeout_default_seconds: int = 600
+    queue_timeout_max_seconds: int = 3_600
+    queue_paths: int = 32
+    queue_waits_per_session: int = 16
+    queue_waits_per_project: int = 1_000
+    release_reason_chars: int = 2_000
+    hotspot_days_max: int = 30
 
 
 LIMITS = Limits()
@@ -153,6 +163,9 @@ class Settings(BaseSettings):
     news_text_max_chars: int = Field(ge=16, le=LIMITS.task_description_chars)
     news_recent_events: int = Field(ge=1)
     news_recent_bytes: int = Field(ge=1)
+
+    # Waiting for a lane (SPEC): a wait older than this counts one urgency level higher.
+    queue_age_boost_seconds: float = Field(ge=0)
 
     @field_validator("forwarded_allow_ips")
     @classmethod

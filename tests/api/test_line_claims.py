@@ -266,7 +266,7 @@ def test_edits_that_meet_are_news_once_for_the_other_agent(api: Api) -> None:
     answer = api.get(f"/news?after={first['cursor']}", token=alice["session_token"]).json()
     [item] = answer["items"]
     assert item["kind"] == "edits.meet" and item["path"] == "src/app.py"
-    assert item["text"].startswith("bob's edits to src/app.py on lines 12, 40 meet yours (10-12)")
+    assert item["text"].startswith("bob-1's edits to src/app.py on lines 12, 40 meet yours (10-12)")
     # Still meeting after his next report: said once.
     edit(api, bob["session_token"], "src/app.py", [12, 13])
     later = api.get(f"/news?after={answer['cursor']}", token=alice["session_token"]).json()

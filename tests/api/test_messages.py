@@ -67,6 +67,7 @@ def test_read_and_ack_state_is_per_recipient_even_for_broadcasts(api: Api) -> No
 def test_someone_elses_message_is_not_found(api: Api) -> None:
     alice = api.checkin(agent_name="alice")["session_token"]
     carol = api.checkin(agent_name="carol")["session_token"]
+    api.checkin(agent_name="bob")
     msg = _send(api, alice, to="bob", body="for bob only")
     assert api.post(f"/messages/{msg['message_id']}/read", token=carol).status_code == 404
     assert api.post(f"/messages/{msg['message_id']}/ack", token=alice).status_code == 404
@@ -118,6 +119,7 @@ def test_bad_message_input_is_a_400_and_changes_nothing(api: Api) -> None:
         assert r.status_code == 400 and r.json()["field"] == field
     assert api.events() == before
     # A body of exactly 50,000 characters is fine.
+    api.checkin(agent_name="bob")
     assert (
         api.post("/messages", {"to": "bob", "body": "x" * 50_000}, token=alice).status_code == 201
     )
@@ -157,6 +159,7 @@ def test_message_ids_are_numbered_per_project(api: Api) -> None:
     first = _same_exchange(new_project(app))
     busy = new_project(app)
     talker = busy.checkin(agent_name="talker")["session_token"]
+    busy.checkin(agent_name="x")
     busy_ids = [_send(busy, talker, to="x", body="noise")["message_id"] for _ in range(25)]
     second_project = new_project(app)
     second = _same_exchange(second_project)

@@ -34,7 +34,9 @@ def test_a_first_call_sums_up_and_later_calls_tell_what_changed_once(api: Api) -
     answer = _news(api, alice, cursor)
     [item] = answer["items"]
     assert item["kind"] == "overlap.began"
-    assert item["text"] == "bob now edits src/api/app.py, which you claim (src/api/**), for certain"
+    assert (
+        item["text"] == "bob-1 now edits src/api/app.py, which you claim (src/api/**), for certain"
+    )
     assert item["agent_name"] == "bob" and item["path"] == "src/api/app.py"
     assert item["your_pattern"] == "src/api/**" and item["certain"] is True
     assert int(item["cursor"].split("-")[0]) <= int(answer["cursor"].split("-")[0])
@@ -46,7 +48,7 @@ def test_a_first_call_sums_up_and_later_calls_tell_what_changed_once(api: Api) -
     [ended] = _news(api, alice, answer["cursor"])["items"]
     assert ended["kind"] == "overlap.ended" and ended["free"] is True
     assert ended["text"] == (
-        "bob checked out: src/api/app.py, which you claim (src/api/**): it is free"
+        "bob-1 checked out: src/api/app.py, which you claim (src/api/**): it is free"
     )
 
 
@@ -61,7 +63,7 @@ def test_messages_to_the_agent_and_broadcasts_but_not_its_own(api: Api) -> None:
     api.post("/messages", {"to": "carol", "body": "not for alice"}, token=bob)
     items = _news(api, alice, cursor)["items"]
     assert [i["kind"] for i in items] == ["message"]
-    assert items[0]["text"].startswith("bob to you, message ")
+    assert items[0]["text"].startswith("bob-1 to you, message ")
     assert items[0]["text"].endswith(": please review #12")
     carol_items = _news(api, carol, carol_cursor)["items"]
     assert [i["from"] for i in carol_items] == ["alice", "bob"]

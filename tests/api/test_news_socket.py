@@ -46,7 +46,7 @@ def test_news_frames_are_pushed_to_the_attached_session_only(api: Api) -> None:
         assert item["kind"] == "message" and item["text"].endswith(": for alice")
         item = _next_news(ws_alice)
         assert item["text"] == (
-            "bob now edits src/api/app.py, which you claim (src/api/**), for certain"
+            "bob-1 now edits src/api/app.py, which you claim (src/api/**), for certain"
         )
         # carol hears only what concerns her: her own message, not alice's news.
         item = _next_news(ws_carol)

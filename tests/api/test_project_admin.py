@@ -140,7 +140,7 @@ def test_delete_removes_the_project_and_all_its_data(client: TestClient[Any]) ->
     api.post(f"/tasks/{task['task_id']}/notes", {"body": "n"}, token=tok)
     api.post("/tasks/" + task["task_id"] + "/claim", token=tok)
     api.post("/checkpoints", {"name": "c", "task_ids": [task["task_id"]]})
-    api.post("/messages", {"to": "bob", "body": "hi"}, token=tok)
+    api.post("/messages", {"to": "alice", "body": "hi"}, token=tok)
     api.post("/leases", {"resource": "db"}, token=tok)
     api.post("/consensus", {"action": "a", "reason": "r"}, token=tok)
     api.client.put("/api/v1/agents/alice", json={"role": "x"}, headers=api.headers())

@@ -76,7 +76,7 @@ def test_checkin_conflict_and_checkout_show_within_a_second(
     board.checkout(alice)
     expect(board.card("alice")).to_have_attribute("data-state", "leaving", timeout=WITHIN_A_SECOND)
     expect(page.locator('#feed li[data-type="agent.checkout"]')).to_contain_text(
-        "alice checked out"
+        "alice-1 checked out"
     )
     expect(pair).to_have_count(0, timeout=WITHIN_A_SECOND)
     expect(board.card("alice")).to_have_count(0, timeout=3000)
@@ -131,7 +131,7 @@ def test_stale_is_two_intervals_late_and_a_heartbeating_agent_never_is(open_boar
     assert stale_at >= 2.5, f"stale after {stale_at:.1f} s: before two intervals were missed"
     expect(card).to_have_count(0, timeout=3000)
     expect(board.page.locator('#feed li[data-type="agent.timeout"]')).to_contain_text(
-        "quiet timed out"
+        "quiet-1 timed out"
     )
     # The heartbeating agent stayed fresh in every sample.
     assert busy_states and set(busy_states) == {"fresh"}, busy_states

@@ -43,3 +43,22 @@ def test_each_agents_message_delivery_is_counted_live(open_board: Any) -> None:
     expect(counts).to_have_text(
         "alice 0 undelivered · 1 delivered · 1 read", timeout=WITHIN_TWO_SECONDS
     )
+
+
+def test_a_persons_message_is_listed_as_a_persons(open_board: Any) -> None:
+    """``lanes message send --as NAME``: the project key alone, the sender marked human,
+    and the card shows the agent's display name with its full name in the tooltip."""
+    board = open_board()
+    board.log_in()
+    board.checkin("claude-18a375cf-5025", ["src/**"])
+    card_name = board.card("claude-18a375cf-5025").locator("h3 button")
+    expect(card_name).to_have_text("claude-1", timeout=WITHIN_TWO_SECONDS)
+    expect(card_name).to_have_attribute("title", "claude-18a375cf-5025")
+    r = board.call(
+        "POST", "/api/v1/messages", json={"to": "claude-1", "body": "hi", "human": "ann"}
+    )
+    assert r.status_code == 201 and r.json()["from_kind"] == "human", r.text
+    listed = board.page.locator(f'#messages li[data-message="{r.json()["message_id"]}"]')
+    expect(listed).to_contain_text(
+        "ann (a person) → claude-18a375cf-5025", timeout=WITHIN_TWO_SECONDS
+    )

@@ -161,6 +161,9 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
     assert co.edit(SID_A, "src/app.py") is None  # a free file: joins A's claims
     co.run(SID_B, "SessionStart")
     assert co.session(SID_A)["agent_name"] == a and co.session(SID_B)["agent_name"] == b
+    # The news names an agent by its display name (claude-2), not its 40-character name.
+    presence = httpx.get(f"{url}/api/v1/presence", headers={"X-API-Key": key}).json()
+    shown_b = {s["agent_name"]: s["display_name"] for s in presence["sessions"]}[b]
 
     # B messages A: A's next tool call (a Read) carries it, once.
     message_id = send(url, key, co.session(SID_B)["session_token"], a, "please rebase on main")
@@ -173,7 +176,7 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
         time.sleep(0.5)
         first = co.read(SID_A, "docs/guide.md")
     text = context(first, "PreToolUse")
-    assert text == fence(f"{b} to you, message {message_id}: please rebase on main")
+    assert text == fence(f"{shown_b} to you, message {message_id}: please rebase on main")
     assert co.read(SID_A, "docs/guide.md") is None
     [seen] = inbox(url, key, co.session(SID_A)["session_token"])
     assert seen["delivered_at"] is not None and seen["read_at"] is None
@@ -183,14 +186,16 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
     assert "src/app.py is claimed by " + a in context(warned, "PreToolUse")
     settled(co, a, "now edits src/app.py")
     heard = context(co.run(SID_A, "UserPromptSubmit"), "UserPromptSubmit")
-    assert heard == fence(f"{b} now edits src/app.py, which you claim (src/app.py), for certain")
+    said = f"{shown_b} now edits src/app.py, which you claim (src/app.py), for certain"
+    assert heard == fence(said)
     assert co.run(SID_A, "PostToolUse") is None
 
     # B checks out: A hears the path is free.
     assert co.run(SID_B, "SessionEnd") is None
     settled(co, a, "checked out")
     freed = context(co.run(SID_A, "PostToolUse"), "PostToolUse")
-    assert freed == fence(f"{b} checked out: src/app.py, which you claim (src/app.py): it is free")
+    said = f"{shown_b} checked out: src/app.py, which you claim (src/app.py): it is free"
+    assert freed == fence(said)
     assert co.read(SID_A, "src/app.py") is None
 
 

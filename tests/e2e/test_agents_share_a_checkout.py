@@ -30,7 +30,10 @@ from tests.support.waiting import wait_for
 pytestmark = pytest.mark.e2e
 
 HARNESS = Path(__file__).parent.parent / "support" / "claude_agent.py"
-SHAPES = json.loads((Path(__file__).parent.parent / "fixtures/claude_code_hooks.json").read_text())
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+SHAPES = json.loads((FIXTURES / "claude_code_hooks.json").read_text())
+# PostToolUse, Stop and UserPromptSubmit: the shapes of the news hooks' fixture.
+NEWS_SHAPES = json.loads((FIXTURES / "claude_code_news_hooks.json").read_text())["input"]
 BARE_PATH = "/usr/local/bin:/usr/bin:/bin"  # no virtual environment on it
 
 
@@ -56,7 +59,7 @@ class Agent:
         return json.loads(self.proc.stdout.readline())
 
     def hook(self, event: str, **fields: Any) -> list[dict[str, Any]]:
-        payload = copy.deepcopy(SHAPES["input"][event])
+        payload = copy.deepcopy(SHAPES["input"].get(event) or NEWS_SHAPES[event])
         payload.update(
             session_id=self.sid,
             transcript_path=f"/home/dev/.claude/projects/repo/{self.sid}.jsonl",
@@ -161,6 +164,10 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
     mine = alice.bash("git add src/a.py && git commit -q -m a", source_env=False)
     assert mine["rc"] == 0, mine
     assert "claimed by" not in mine["stderr"] and "no active session" not in mine["stderr"]
+    # Committed, with none of alice's lines left: the claim her edit brought ends (the
+    # post-commit hook); she takes it again with her next edit.
+    assert presence(url, key)[alice.name]["declared_files"] == []
+    assert alice.edit("src/a.py") is None
     (repo / "src/b.py").write_text("b\n")
     mine = bob.bash("git add src/b.py && git commit -q -m b")
     assert mine["rc"] == 0, mine
@@ -307,20 +314,22 @@ def test_warn_to_block_keeps_the_older_claimant_able_to_edit(
     assert presence(url, key)[later.name]["declared_files"] == ["src/x.py"]
     set_project(url, project["slug"], conflict_mode="block")
 
-    # The earlier claimant edits and commits on; the later one is refused.
+    # The earlier claimant edits on; the later one is refused, its edit and its commit.
     kept = first.edit("src/x.py")
     assert kept is None or "permissionDecision" not in kept["hookSpecificOutput"], kept
     (repo / "src").mkdir()
     (repo / "src/x.py").write_text("x\n")
-    done = first.bash("git add src/x.py && git commit -q -m x", source_env=False)
-    assert done["rc"] == 0, done
-    assert "you claimed these paths before them" in done["stderr"]
     denied = later.edit("src/x.py")
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert f"claimed by {first.name}" in denied["hookSpecificOutput"]["permissionDecisionReason"]
-    (repo / "src/x.py").write_text("later\n")
-    refused = later.bash("git commit -q -am later", source_env=False)
+    refused = later.bash("git add src/x.py && git commit -q -m later", source_env=False)
     assert refused["rc"] != 0 and f"claimed by {first.name}" in refused["stderr"]
+    # The earlier claimant commits; its claim on src/x.py, which its edit brought, ends
+    # with none of its uncommitted lines left there (the post-commit hook).
+    done = first.bash("git add src/x.py && git commit -q -m x", source_env=False)
+    assert done["rc"] == 0, done
+    assert "you claimed these paths before them" in done["stderr"]
+    assert presence(url, key)[first.name]["declared_files"] == []
 
 
 def test_a_sibling_worktree_is_the_same_repository_for_the_same_agent(
@@ -353,3 +362,38 @@ def test_a_sibling_worktree_is_the_same_repository_for_the_same_agent(
     assert list(live) == [agent.name] and live[agent.name]["session_id"] == first
     assert live[agent.name]["declared_files"] == ["src/a.py", "src/b.py"]
     assert not [e for e in events(url, key) if e["type"] == "agent.checkout"]
+
+
+def test_an_agent_whose_process_ends_is_checked_out_within_5_s_with_its_files(
+    agent_server: ServerProcess, tmp_path: Path, agents: Any
+) -> None:
+    url = agent_server.url
+    # A long TTL: only the keepalive's check-out can end the session within 5 s.
+    key = new_project(url, heartbeat_interval_seconds=30, heartbeat_ttl_seconds=120)["api_key"]
+    repo, env = shared_checkout(tmp_path, url, key)
+    agent = agents(repo, env, "ends-1")
+    agent.hook("SessionStart", source="startup")
+    assert agent.edit("src/done.py") is None
+    (repo / "src").mkdir()
+    (repo / "src/done.py").write_text("done\n")
+    write = {"file_path": str(repo / "src/done.py"), "content": "done\n"}
+    agent.hook("PostToolUse", tool_name="Write", tool_input=write, tool_response={})
+    # The agent's process ends with no SessionEnd hook run (killed, or a program with no
+    # such event), while its last edit may still wait for its debounced send.
+    agent.kill()
+    died = time.monotonic()
+
+    def checked_out() -> list[dict[str, Any]]:
+        return [e for e in events(url, key) if e["type"] == "agent.checkout"]
+
+    assert wait_for(checked_out, timeout=15), "never checked out"
+    took = time.monotonic() - died
+    assert took < 5, took
+    [ended] = checked_out()
+    assert ended["data"]["outcome_status"] == "completed", ended
+    assert ended["data"]["files_touched"] == ["src/done.py"], ended
+    assert "process ended" in ended["data"]["work_summary"], ended
+    assert agent.name not in presence(url, key)
+    assert not (repo / f".git/agentlanes/sessions/{agent.name}.json").exists()
+    pid_file = repo / f".git/agentlanes/sessions/{agent.name}.keepalive.pid"
+    assert wait_for(lambda: not pid_file.exists(), timeout=5)

@@ -189,7 +189,7 @@ for (const step of JSON.parse(stepsJson)) {
 
 
 def test_the_opencode_plugin_reports_edits_after_the_tool(
-    agent_server: ServerProcess, tmp_path: Path
+    agent_server: ServerProcess, tmp_path: Path, agent_process: Any
 ) -> None:
     """OpenCode's plugin in node: tool.execute.after (whose input may lack the args: the
     plugin kept them from tool.execute.before by callID) notes the edit; session.idle
@@ -198,6 +198,9 @@ def test_the_opencode_plugin_reports_edits_after_the_tool(
         unavailable("node", "not installed; `make test` installs Debian's nodejs")
     events = fixture("opencode")["events"]
     repo, env, key = setup_repo(agent_server, tmp_path, "opencode")
+    # OpenCode's process outlives this node driver: the keepalive checks the session out
+    # when the agent's process ends (SPEC "Every coding agent"), not when the driver does.
+    env["AGENTLANES_AGENT_PID"] = agent_process()
     sid = "ses_edits1"
     after = fill(events["after_edit"], repo, sid)
     before = {"event": "tool.execute.before", "input": after["input"], "output": after["before"]}

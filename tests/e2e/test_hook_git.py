@@ -66,7 +66,8 @@ def test_install_honours_hooks_path_chains_and_is_idempotent(tmp_path: Path) -> 
     installed = mine.read_text()
     second = lanes_json(repo, env, "hook", "install")
     assert second["changed"] is False and mine.read_text() == installed
-    assert [h["changed"] for h in second["hooks"]] == [False, False]
+    assert [h["changed"] for h in second["hooks"]] == [False, False, False]
+    assert [h["name"] for h in second["hooks"]] == ["pre-commit", "pre-push", "post-commit"]
     assert (hooks / "pre-commit.agentlanes-chained").read_text().startswith("#!/bin/sh\necho ran")
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
 
@@ -91,6 +92,12 @@ def test_install_honours_hooks_path_chains_and_is_idempotent(tmp_path: Path) -> 
         "hooks": [
             {"name": "pre-commit", "hook": str(mine), "removed": True, "restored_chained": True},
             {"name": "pre-push", "hook": push_hook, "removed": True, "restored_chained": False},
+            {
+                "name": "post-commit",
+                "hook": str(hooks / "post-commit"),
+                "removed": True,
+                "restored_chained": False,
+            },
         ],
     }
     assert mine.read_text() == "#!/bin/sh\nexit 7\n"

@@ -26,6 +26,7 @@ def snapshot(repo: Path) -> dict[str, str]:
         ".mcp.json",
         ".git/hooks/pre-commit",
         ".git/hooks/pre-push",
+        ".git/hooks/post-commit",
     ]
     return {f: (repo / f).read_text() for f in files if (repo / f).exists()}
 
@@ -60,6 +61,7 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
         ".mcp.json": "updated",
         "pre-commit": "created",
         "pre-push": "created",
+        "post-commit": "created",
     }
     assert first["program"] == [LANES]
     settings = json.loads((repo / ".claude/settings.json").read_text())
@@ -83,6 +85,8 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     assert "agentlanes-managed-hook" in (repo / ".git/hooks/pre-commit").read_text()
     push_hook = (repo / ".git/hooks/pre-push").read_text()
     assert "agentlanes-managed-hook" in push_hook and "-m agentlanes.hooks.verify" in push_hook
+    post = (repo / ".git/hooks/post-commit").read_text()
+    assert "agentlanes-managed-hook" in post and "-m agentlanes.hooks.post_commit" in post
 
     # Twice: nothing changes, and it says so.
     before = snapshot(repo)

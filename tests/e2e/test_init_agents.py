@@ -188,8 +188,11 @@ CODEX_HOOKS_RULES = {
         }
     },
 }
+# The events Codex 0.171.0 runs (its app server's HookEventName, `codex app-server
+# generate-json-schema`), in the hooks file's spelling; SessionEnd is one of them.
 CODEX_EVENTS = {
     "SessionStart",
+    "SessionEnd",
     "PreToolUse",
     "PermissionRequest",
     "PostToolUse",

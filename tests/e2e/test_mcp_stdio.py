@@ -155,7 +155,7 @@ def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> 
             [item] = payload(await client.call_tool("news", {}))["items"]
             assert (
                 item["text"]
-                == "alice now edits docs/guide.md, which you claim (docs/**), for certain"
+                == "alice-1 now edits docs/guide.md, which you claim (docs/**), for certain"
             )
             assert payload(await client.call_tool("news", {}))["items"] == []
             task = payload(await client.call_tool("task_create", {"title": "Write the docs"}))

@@ -8,8 +8,14 @@ issue is 100 % agreement for edits on one base. Three bases: numbered lines, the
 without a final newline, and code-like lines that repeat, where the ranges are read with
 ``edits.GIT_DIFF_ARGS`` (as merge-ort diffs; plain ``git diff -U0`` is shown to slide a
 hunk there). Left out: both sides deleting the very same lines (git merges an identical
-change; the grade stays ``lines``), pinned by its own test. ``bench/merge_agreement.py``
-prints the same figures for more pairs.
+change; without digests the grade stays ``lines``), pinned by its own test.
+``bench/merge_agreement.py`` prints the same figures for more pairs.
+
+Real pairs: the sample of CooperBench's feature patches checked in under
+``bench/data/cooperbench/`` (two features of one task, each applied to the upstream base
+commit, graded and merged by git): every pair agrees with git at margin 0 with digests, no
+conflict is missed at any margin, and digests turn the one identical change of the sample
+from ``lines`` into ``file``, as git merges it.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from bench.merge_agreement import (
     generate_pairs,
     run_pairs,
 )
+from bench.real_pairs import MARGINS, run_task, sample_tasks
 
 pytestmark = pytest.mark.e2e
 
@@ -145,9 +152,10 @@ def test_plain_git_diff_slides_a_hunk_where_the_merge_does_not(tmp_path: Path) -
 
 
 def test_identical_deletions_merge_cleanly_although_graded_lines(tmp_path: Path) -> None:
-    """The one shape outside the rule (left out of the generated pairs): git's zealous
-    merge takes a change both sides made identically; ranges do not say whether lines
-    were deleted or replaced, so the grade stays on the cautious side."""
+    """The one shape outside the rule of ranges alone (left out of the generated pairs):
+    git's zealous merge takes a change both sides made identically; ranges do not say
+    whether lines were deleted or replaced, so without digests the grade stays on the
+    cautious side, and with them (the same lines, the same new text) it is ``file``."""
     both_delete = Pair(0, (Hunk(10, 12, 0),), (Hunk(10, 12, 0),))
     also_elsewhere = Pair(1, (Hunk(10, 12, 0),), (Hunk(10, 12, 0), Hunk(40, 40, 1)))
     delete_and_replace = Pair(2, (Hunk(10, 12, 0),), (Hunk(10, 12, 1),))
@@ -156,3 +164,35 @@ def test_identical_deletions_merge_cleanly_although_graded_lines(tmp_path: Path)
     # The first and the last report the same ranges: only the content tells them apart.
     assert outcomes[0].mine == outcomes[0].theirs == outcomes[2].theirs == [(10, 12)]
     assert all(o.predicted() == LINES for o in outcomes)
+    # With each range's digest of its new text: as git merges them.
+    assert [o.predicted(digests=True) for o in outcomes] == [FILE_GRADE, FILE_GRADE, LINES]
+
+
+def test_real_pairs_of_the_checked_in_sample_agree_with_git(tmp_path: Path) -> None:
+    """CooperBench's feature patches on their upstream base (bench/data/cooperbench)."""
+    tasks = sample_tasks()
+    assert {t.name for t in tasks} == {
+        "go_chi_task/task27",
+        "pallets_jinja_task/task1559",
+        "samuelcolvin_dirty_equals_task/task43",
+    }
+    outcomes = []
+    for task in tasks:
+        found, failed = run_task(tmp_path, task, None)
+        assert not failed, failed
+        outcomes += found
+    assert len(outcomes) == 6 + 45 + 36
+    conflicts = [o for o in outcomes if not o.clean]
+    assert 0 < len(conflicts) < len(outcomes)
+    assert all(o.shared for o in outcomes)
+    wrong = [(o.task, o.a, o.b, o.clean) for o in outcomes if not o.agrees(0, digests=True)]
+    assert wrong == []
+    for margin in MARGINS:
+        for digests in (True, False):
+            assert all(o.predicted(margin, digests) == LINES for o in conflicts)
+    # Pairs that share a file and merge: graded file, they could run in parallel.
+    assert sum(o.predicted() == FILE_GRADE for o in outcomes) == len(outcomes) - len(conflicts)
+    # Without digests, the one identical change of the sample reads as meeting.
+    flipped = [(o.task, o.a, o.b) for o in outcomes if o.predicted() != o.predicted(0, False)]
+    assert flipped == [("pallets_jinja_task/task1559", "feature9", "feature10")]
+    assert next(o for o in outcomes if o.b == "feature10" and o.a == "feature9").clean

@@ -51,11 +51,14 @@ NEW_COLUMNS = {
         "key_revoked_at",
         "block_on",  # 0006
         "line_margin",  # 0006
+        "auto_queue",  # 0008
     },
-    "messages": {"number"},
+    "messages": {"number", "sender_kind"},  # sender_kind: 0007
     "realtime_tokens": {"api_key_hash"},
     "message_receipts": {"delivered_at"},  # 0004
-    "sessions": {"claimed_at", "edits"},  # 0005: claim times; 0006: line-level edits
+    # 0005: claim times; 0006: line-level edits; 0007: display names; 0008: the queue;
+    # 0009: range claims
+    "sessions": {"claimed_at", "edits", "display_name", "claims"},
 }
 
 

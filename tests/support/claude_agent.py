@@ -1,5 +1,7 @@
-"""A stand-in for one Claude Code process: it stays alive and runs, as its own children,
-what Claude Code would run for its session (https://code.claude.com/docs/en/hooks):
+"""A stand-in for one coding agent's process (Claude Code by default; Codex or Gemini CLI
+with a second argument): it stays alive and runs, as its own children, what the agent
+would run for its session (https://code.claude.com/docs/en/hooks; Codex and Gemini CLI
+run their hooks the same way, from their own config files: ``CONFIGS``):
 
 - the hook commands exactly as ``.claude/settings.json`` names them, through a shell, with
   the event as JSON on stdin, ``CLAUDE_PROJECT_DIR``, and for ``SessionStart`` a
@@ -7,8 +9,8 @@ what Claude Code would run for its session (https://code.claude.com/docs/en/hook
 - its Bash tool's commands (``git commit`` and with it the git hook), through a shell;
 - the stdio MCP server that ``.mcp.json`` names, spoken to with newline-delimited JSON-RPC.
 
-Usage: ``python claude_agent.py REPO``; then one JSON command per line on stdin, one JSON
-answer per line on stdout:
+Usage: ``python claude_agent.py REPO [claude|codex|gemini]``; then one JSON command per
+line on stdin, one JSON answer per line on stdout:
 
 - ``{"hook": EVENT, "payload": {...}}`` → ``{"runs": [{"rc", "stdout", "stderr"}]}``
 - ``{"bash": COMMAND, "source_env": true}`` → ``{"rc", "stdout", "stderr"}``
@@ -28,15 +30,24 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(sys.argv[1])
+AGENT = sys.argv[2] if len(sys.argv) > 2 else "claude"
 ENV_FILE = Path(tempfile.mkstemp(prefix="claude-env-", suffix=".sh")[1])
+# Each agent's hook config (as `lanes init --agent` writes it), the unit of its hooks'
+# timeouts (seconds to one), and the project directory variable it sets for them.
+CONFIGS = {
+    "claude": (".claude/settings.json", 1, "CLAUDE_PROJECT_DIR"),
+    "codex": (".codex/hooks.json", 1, "CODEX_PROJECT_DIR"),
+    "gemini": (".gemini/settings.json", 1000, "GEMINI_PROJECT_DIR"),
+}
 
 
 def hook_env() -> dict[str, str]:
-    return {**os.environ, "CLAUDE_PROJECT_DIR": str(REPO)}
+    return {**os.environ, CONFIGS[AGENT][2]: str(REPO)}
 
 
 def run_hooks(event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    settings = json.loads((REPO / ".claude/settings.json").read_text())
+    config, unit, _ = CONFIGS[AGENT]
+    settings = json.loads((REPO / config).read_text())
     runs = []
     for group in settings.get("hooks", {}).get(event, []):
         matcher = group.get("matcher") or ""
@@ -45,7 +56,7 @@ def run_hooks(event: str, payload: dict[str, Any]) -> dict[str, Any]:
             continue
         for hook in group.get("hooks", []):
             env = hook_env()
-            if event == "SessionStart":
+            if event == "SessionStart" and AGENT == "claude":
                 env["CLAUDE_ENV_FILE"] = str(ENV_FILE)
             done = subprocess.run(
                 ["/bin/sh", "-c", hook["command"]],
@@ -54,7 +65,7 @@ def run_hooks(event: str, payload: dict[str, Any]) -> dict[str, Any]:
                 env=env,
                 capture_output=True,
                 text=True,
-                timeout=hook.get("timeout", 60),
+                timeout=hook.get("timeout", 60 * unit) / unit,
             )
             runs.append({"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr})
     return {"runs": runs}

@@ -145,23 +145,42 @@ def after_call(ctx: Any, case: Any, response: Any) -> None:
 
 
 def ranges_in_order(ctx: Any, case: Any) -> bool:
-    """Leave out bodies with an edit range ``[start, end]`` outside ``1 <= start <= end + 1``
-    (a 400 the schema describes but cannot state)."""
+    """Leave out bodies with an edit or range-claim range ``[start, end]`` outside
+    ``1 <= start <= end + 1``, an edit whose ``digests`` are not one per range, or range
+    claims of one file on two bases (400s the schema describes but cannot state)."""
     body = case.body
-    if not isinstance(body, dict) or not isinstance(body.get("edits"), list):
+    if not isinstance(body, dict):
         return True
-    for edit in body["edits"]:
-        ranges = edit.get("ranges") if isinstance(edit, dict) else None
-        # Ranges that are not a list at all (a fuzzed `true`) are the server's to refuse.
-        for pair in ranges if isinstance(ranges, list) else []:
-            pair_of_ints = (
-                isinstance(pair, list)
-                and len(pair) == 2
-                # JSON numbers: 12.0 is the integer 12 to the server as to JSON Schema
-                and all(isinstance(n, int | float) and not isinstance(n, bool) for n in pair)
-            )
-            if pair_of_ints and not 1 <= pair[0] <= pair[1] + 1:
+    edits = body.get("edits") if isinstance(body.get("edits"), list) else []
+    claims = body.get("claims") if isinstance(body.get("claims"), list) else []
+    bases: dict[str, Any] = {}
+    for item in [*edits, *claims]:
+        ranges = item.get("ranges") if isinstance(item, dict) else None
+        if not _in_order(ranges):
+            return False
+        digests = item.get("digests") if isinstance(item, dict) else None
+        if isinstance(digests, list) and isinstance(ranges, list) and len(digests) != len(ranges):
+            return False
+    for claim in claims:
+        path = claim.get("path") if isinstance(claim, dict) else None
+        if isinstance(path, str):
+            path = "/".join(p for p in path.split("/") if p not in ("", "."))
+            if bases.setdefault(path, claim.get("base")) != claim.get("base"):
                 return False
+    return True
+
+
+def _in_order(ranges: Any) -> bool:
+    # Ranges that are not a list at all (a fuzzed `true`) are the server's to refuse.
+    for pair in ranges if isinstance(ranges, list) else []:
+        pair_of_ints = (
+            isinstance(pair, list)
+            and len(pair) == 2
+            # JSON numbers: 12.0 is the integer 12 to the server as to JSON Schema
+            and all(isinstance(n, int | float) and not isinstance(n, bool) for n in pair)
+        )
+        if pair_of_ints and not 1 <= pair[0] <= pair[1] + 1:
+            return False
     return True
 
 
@@ -319,7 +338,11 @@ def an_accepted_body_must_break_the_document(ctx: Any, failure: Any, case: Any, 
     return body_breaks_the_document(case)
 
 
-for _method, _path in (("POST", "/api/v1/status"), ("POST", "/api/v1/conflicts/check")):
+for _method, _path in (
+    ("POST", "/api/v1/status"),
+    ("POST", "/api/v1/conflicts/check"),
+    ("POST", "/api/v1/checkin"),  # range claims
+):
     schemathesis.hook("filter_case").apply_to(method=_method, path=_path)(
         _each_case(ranges_in_order)
     )

@@ -79,11 +79,14 @@ def test_copilot_never_checks_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
 
     checked: list[tuple[str, dict[str, object]]] = []
 
-    def check(agent: str, sid: object, cwd: object, tool: str, args: dict[str, object]) -> object:
+    def check(
+        agent: str, sid: object, cwd: object, tool: str, args: dict[str, object], **kw: object
+    ) -> object:
         checked.append((tool, args))
         return core.Verdict(deny="agentlanes: refused")
 
     monkeypatch.setattr(core, "check", check)
+    monkeypatch.setattr(core, "news", lambda *a, **kw: None)
 
     def pre(args: dict[str, object]) -> object:
         payload = {"sessionId": "s1", "cwd": "/repo", "toolName": "str_replace_editor"}
@@ -93,7 +96,7 @@ def test_copilot_never_checks_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
     assert checked == []  # a read is never refused, never claimed
     edit = pre({"command": "str_replace", "path": "/repo/a.py", "old_str": "a", "new_str": "b"})
     assert edit.out["permissionDecision"] == "deny"
-    assert checked == [("Write", {"file_path": "/repo/a.py"})]
+    assert checked == [("Edit", {"file_path": "/repo/a.py"})]
 
 
 def test_guard_allow_reaches_claudes_hook(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,21 +112,35 @@ def test_guard_allow_reaches_claudes_hook(monkeypatch: pytest.MonkeyPatch) -> No
 
 CALLS = [
     # (adapter, payload, the call in Claude Code's terms)
+    # Anchored edits are Edit; whole-file writes Write, with their content (SPEC "Many
+    # agents, one working tree": a stale one is refused); reads Read (noted, never refused).
     ("cursor", {"tool_name": "Edit", "tool_input": {"path": "a.py"}},
-     ("Write", {"file_path": "a.py"})),
+     ("Edit", {"file_path": "a.py"})),
+    ("cursor", {"tool_name": "Write", "tool_input": {"path": "a.py", "content": "x"}},
+     ("Write", {"file_path": "a.py", "content": "x"})),
     ("cursor", {"tool_name": "Shell", "tool_input": {"command": "ls"}},
      ("Bash", {"command": "ls"})),
-    ("cursor", {"tool_name": "Read", "tool_input": {"file_path": "a.py"}}, None),
+    ("cursor", {"tool_name": "Read", "tool_input": {"file_path": "a.py"}},
+     ("Read", {"file_path": "a.py"})),
+    ("cursor", {"tool_name": "Grep", "tool_input": {"file_path": "a.py"}}, None),
     ("gemini", {"tool_name": "replace", "tool_input": {"file_path": "a.py", "path": "b"}},
-     ("Write", {"file_path": "a.py"})),
+     ("Edit", {"file_path": "a.py"})),
+    ("gemini", {"tool_name": "write_file", "tool_input": {"file_path": "a.py", "content": "x"}},
+     ("Write", {"file_path": "a.py", "content": "x"})),
+    ("gemini", {"tool_name": "read_file", "tool_input": {"file_path": "a.py"}},
+     ("Read", {"file_path": "a.py"})),
     ("gemini", {"tool_name": "run_shell_command", "tool_input": {"command": 3}}, None),
     ("cline", {"toolName": "write_to_file", "parameters": {"path": "a.py", "file_path": "b"}},
      ("Write", {"file_path": "a.py"})),
     ("cline", {"toolName": "apply_patch", "parameters": {"path": "a.py"}},
-     ("Write", {"file_path": "a.py"})),
+     ("Edit", {"file_path": "a.py"})),
     ("copilot", {"toolName": "apply_patch", "toolArgs": {"input": "", "patch": "P"}},
      ("apply_patch", {"command": "P"})),
     ("copilot", {"toolName": "apply_patch", "toolArgs": {}}, ("apply_patch", {"command": None})),
+    # Copilot CLI 1.0.102 sends a custom (freeform) tool's input as it is: the patch text
+    ("copilot", {"toolName": "apply_patch", "toolArgs": "*** Begin Patch\n*** End Patch\n"},
+     ("apply_patch", {"command": "*** Begin Patch\n*** End Patch\n"})),
+    ("copilot", {"toolName": "bash", "toolArgs": "not json"}, None),
     ("copilot", {"toolName": "str_replace_editor", "toolArgs": {"command": "view", "path": "a"}},
      None),
     ("opencode", {"tool": "write", "args": {"filePath": "a.py", "path": "b"}},
@@ -149,9 +166,13 @@ def test_each_adapter_reads_its_tool_calls_by_the_one_rule(
 def test_file_call_takes_the_first_key_that_is_set() -> None:
     from agentlanes.hooks.adapters.core import file_call
 
-    tools = {"file_tools": frozenset({"w"}), "path_keys": ("a", "b")}
-    assert file_call("w", {"a": "", "b": "x.py"}, **tools) == ("Write", {"file_path": "x.py"})
-    assert file_call("w", {"a": "y.py", "b": "x.py"}, **tools) == ("Write", {"file_path": "y.py"})
+    tools = {"file_tools": frozenset({"w", "write"}), "path_keys": ("a", "b")}
+    assert file_call("w", {"a": "", "b": "x.py"}, **tools) == ("Edit", {"file_path": "x.py"})
+    assert file_call("w", {"a": "y.py", "b": "x.py"}, **tools) == ("Edit", {"file_path": "y.py"})
+    assert file_call("write", {"a": "y.py", "content": "c"}, **tools) == (
+        "Write",
+        {"file_path": "y.py", "content": "c"},
+    )
     assert file_call("w", {"a": None, "b": ""}, **tools) is None
     assert file_call("w", "not an object", **tools) is None
     assert file_call("other", {"a": "y.py"}, **tools) is None

@@ -21,6 +21,7 @@ NOW = datetime(2026, 5, 4, 3, 2, 1, 123456, tzinfo=UTC)
 WIRE_SESSION: dict[str, Any] = {
     "session_id": "ses_1",
     "agent_name": "alice",
+    "display_name": "alice-1",
     "declared_area": "api",
     "declared_files": ["src/api/**"],
     "status_text": "refactoring",
@@ -28,7 +29,14 @@ WIRE_SESSION: dict[str, Any] = {
     "started_at": iso(NOW),
     "last_heartbeat_at": iso(NOW + timedelta(seconds=30)),
     "expires_at": iso(NOW + timedelta(seconds=150)),
-    "edits": [{"path": "src/api/a.py", "base": "e69de29", "ranges": [[3, 4]]}],
+    "edits": [
+        {"path": "src/api/a.py", "base": "e69de29", "ranges": [[3, 4]]},
+        {"path": "src/api/b.py", "base": "e69de29", "ranges": [[1, 2]], "digests": ["0" * 16]},
+    ],
+    "claims": [
+        {"path": "src/api/c.py", "base": "e69de29", "ranges": [[5, 9]], "symbol": "Api.get"},
+        {"path": "src/api/c.py", "base": "e69de29", "ranges": [[20, 20]]},
+    ],
 }
 
 

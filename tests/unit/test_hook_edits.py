@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentlanes.client.config import LocalConfig
+from agentlanes.domain.digests import digest
 from agentlanes.hooks import edits
 
 ENV = {
@@ -77,7 +78,9 @@ def one(repo: Path, path: str) -> dict[str, Any]:
 def test_a_changed_line_is_its_own_base_range_with_the_head_blob(repo: Path) -> None:
     edit_lines(repo / "a.py", {3: "three", 10: "ten", 11: "eleven"})
     assert one(repo, "a.py") == {"path": "a.py", "base": blob(repo, "a.py"),
-                                 "ranges": [[3, 3], [10, 11]]}  # fmt: skip
+                                 "ranges": [[3, 3], [10, 11]],
+                                 "digests": [digest(["three\n"]),
+                                             digest(["ten\n", "eleven\n"])]}  # fmt: skip
 
 
 def test_a_pure_insertion_replaces_no_base_line(repo: Path) -> None:
@@ -90,7 +93,7 @@ def test_deleted_lines_and_a_deleted_file(repo: Path) -> None:
     assert one(repo, "a.py")["ranges"] == [[4, 5], [20, 20]]
     (repo / "gone.txt").unlink()
     assert one(repo, "gone.txt") == {"path": "gone.txt", "base": blob(repo, "gone.txt"),
-                                     "ranges": [[1, 2]]}  # fmt: skip
+                                     "ranges": [[1, 2]], "digests": [digest([])]}  # fmt: skip
 
 
 def test_a_new_file_is_one_insertion_on_no_base_staged_or_not(repo: Path) -> None:
@@ -218,7 +221,8 @@ def test_a_burst_is_one_send_of_everything_pending(repo: Path, sent: Sent) -> No
     # The sender (here: at once) sends both files in one status.
     edits.flush(cfg, "me", SESSION, sender=True)
     assert sent.bodies == [{"edits": [
-        {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[1, 1]]},
+        {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[1, 1]],
+         "digests": [digest(["one\n"])]},
         {"path": "n.py", "base": None, "ranges": [[1, 0]]},
     ]}]  # fmt: skip
     state = edits.pending(cfg, "me")
@@ -321,9 +325,11 @@ def test_the_sender_process_sends_after_the_debounce(repo: Path) -> None:
         server.shutdown()
     state = edits.pending(cfg, "me")
     assert "sender_at" not in state and state["pending"] == {}
-    sent = {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[1, 1]]}
+    sent = {"path": "a.py", "base": blob(repo, "a.py"), "ranges": [[1, 1]],
+            "digests": [digest(["one\n"])]}  # fmt: skip
     assert bodies == [("/api/v1/status", "tok", {"edits": [sent]})]
-    assert state["sent"] == {"a.py": {"base": sent["base"], "ranges": [[1, 1]]}}
+    assert state["sent"] == {"a.py": {"base": sent["base"], "ranges": [[1, 1]],
+                                      "digests": sent["digests"]}}  # fmt: skip
 
 
 def test_when_git_cannot_say_the_files_stay_pending(
@@ -356,13 +362,14 @@ def filled(value: Any, repo: str) -> Any:
 @pytest.mark.parametrize(
     ("agent", "step", "expected"),
     [
-        ("cursor", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        # Anchored edits are Edit, whole-file writes Write (a stale one is refused).
+        ("cursor", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
         ("cursor", "after_file_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("gemini", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("copilot", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("cline", "after_edit", ("Write", {"file_path": "docs/free.md"})),
+        ("gemini", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
+        ("copilot", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
+        ("cline", "after_edit", ("Edit", {"file_path": "docs/free.md"})),
         ("windsurf", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
-        ("opencode", "after_edit", ("Write", {"file_path": "/r/docs/free.md"})),
+        ("opencode", "after_edit", ("Edit", {"file_path": "/r/docs/free.md"})),
     ],
 )
 def test_each_agents_after_edit_event_notes_the_edit_in_claude_codes_terms(

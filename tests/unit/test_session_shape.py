@@ -28,6 +28,7 @@ def _row() -> AgentSession:
         id="s-1",
         project_id=1,
         agent_name="agent-a",
+        display_name="agent-1",
         declared_area="the parser",
         declared_files=["src/**", "docs/a.md"],
         meta={"tool": "claude-code", "n": 3},
@@ -35,6 +36,7 @@ def _row() -> AgentSession:
         status_text="reading",
         claimed_at={"src/**": started.isoformat()},
         edits={"src/a.py": {"base": "abc123", "ranges": [[3, 4], [10, 9]]}},
+        claims=[{"path": "src/b.py", "base": "abc123", "ranges": [[5, 9]], "symbol": "B.c"}],
         started_at=started,
         last_heartbeat_at=started + timedelta(seconds=7, microseconds=1),
         expires_at=started + timedelta(seconds=127, microseconds=2),
@@ -80,6 +82,7 @@ def test_every_field_the_view_shows_comes_from_the_session() -> None:
     changed: dict[str, Any] = {
         "id": "s-2",
         "agent_name": "agent-b",
+        "display_name": "agent-2",
         "declared_area": None,
         "declared_files": ["lib/**"],
         "status_text": None,
@@ -88,6 +91,7 @@ def test_every_field_the_view_shows_comes_from_the_session() -> None:
         "last_heartbeat_at": row.last_heartbeat_at + timedelta(days=1),
         "expires_at": row.expires_at + timedelta(days=1),
         "edits": {},
+        "claims": [],
     }
     assert set(changed) == {f.name for f in dataclasses.fields(LiveFields)}
     for name, value in changed.items():

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal, TypedDict
 
 from litestar.openapi import ResponseSpec
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentlanes.api.schemas import ConflictOut
 
@@ -29,6 +29,32 @@ class EditOut(BaseModel):
     path: str
     base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
     ranges: list[list[int]] = Field(description="Base lines [start, end]; [a+1, a] inserts")
+    digests: list[str | None] | None = Field(
+        default=None, description="One per range, when sent: a digest of its new text"
+    )
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As the service sends it: no digests key for an edit sent without them.
+        out: dict[str, Any] = dump(self)
+        if out.get("digests") is None:
+            out.pop("digests", None)
+        return out
+
+
+class ClaimOut(BaseModel):
+    path: str
+    base: str | None = Field(description="The file's blob id at HEAD; null: new since HEAD")
+    ranges: list[list[int]] = Field(description="Base lines [start, end] it claims")
+    symbol: str | None = Field(default=None, description="The symbol they were read from")
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # As the service sends it: no symbol key for a claim sent without one.
+        out: dict[str, Any] = dump(self)
+        if out.get("symbol") is None:
+            out.pop("symbol", None)
+        return out
 
 
 class SessionView(BaseModel):
@@ -36,6 +62,10 @@ class SessionView(BaseModel):
 
     session_id: str
     agent_name: str
+    display_name: str = Field(
+        description="Its short name (claude-1): unique among the project's live sessions, "
+        "for the session's life; accepted wherever an agent name is taken"
+    )
     declared_area: str | None
     declared_files: list[str]
     status_text: str | None
@@ -47,14 +77,21 @@ class SessionView(BaseModel):
         default_factory=list,
         description="What it changed, per file (SPEC Line-level claims)",
     )
+    claims: list[ClaimOut] = Field(
+        default_factory=list,
+        description="The lines it claims by range, before editing them (SPEC Line-level "
+        "claims): each file also joins its claims, graded by lines",
+    )
 
 
 class CheckinAnswer(BaseModel):
     session_id: str
     session_token: str
     agent_name: str
+    display_name: str = Field(description="Its short name (claude-1), see SessionView")
     declared_area: str | None
     declared_files: list[str]
+    claims: list[ClaimOut] = Field(default_factory=list, description="Its range claims")
     meta: dict[str, Any]
     status: Literal["active"]
     heartbeat_interval_seconds: int
@@ -122,6 +159,9 @@ class ProjectView(BaseModel):
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
     agent_config_keys: list[str]
+    auto_queue: bool = Field(
+        default=False, description="A refused scope change is queued for the session at once"
+    )
     created_at: datetime
 
 
@@ -292,6 +332,7 @@ MessageView = TypedDict(
     {
         "message_id": int,
         "from": str,
+        "from_kind": Literal["agent", "human"],
         "from_session_id": str | None,
         "to": str,
         "type": str,
@@ -348,3 +389,90 @@ def answer(status: int, model: Any, description: str) -> dict[int, ResponseSpec]
     return {
         status: ResponseSpec(data_container=model, description=description, generate_examples=False)
     }
+
+
+# -- waiting for a lane (SPEC "Waiting for a lane") -------------------------------------------
+
+
+class Holder(BaseModel):
+    session_id: str
+    agent_name: str
+    display_name: str
+    paths: list[str] = Field(description="Their patterns that hold the wait's paths")
+
+
+class WaitView(BaseModel):
+    queue_id: str
+    session_id: str
+    agent_name: str
+    display_name: str
+    paths: list[str]
+    urgency: Literal["low", "normal", "high"]
+    status: Literal["waiting", "granted", "cancelled", "timed_out", "ended"]
+    auto: bool = Field(description="Queued by the server (auto_queue) after a refusal")
+    timeout_seconds: int
+    created_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None
+
+
+class QueueWaiting(BaseModel):
+    granted: Literal[False]
+    queue_id: str
+    session_id: str
+    position: int = Field(description="1: first in line for all its paths")
+    holders: list[Holder]
+    paths: list[str]
+    urgency: Literal["low", "normal", "high"]
+    expires_at: datetime
+    offset: int = Field(description="The event offset of queue.joined: follow the socket from it")
+
+
+class QueueGranted(BaseModel):
+    granted: Literal[True]
+    queue_id: str
+    session_id: str
+    paths: list[str]
+    declared_files: list[str] = Field(description="The session's claims now")
+    offset: int
+
+
+class PlacedWait(WaitView):
+    position: int
+    holders: list[Holder]
+
+
+class QueueList(BaseModel):
+    waits: list[PlacedWait]
+    total: int
+    limit: int
+    offset: int
+
+
+class ReleaseRequestView(BaseModel):
+    from_session_id: str
+    from_agent_name: str
+    from_display_name: str
+    to_session_id: str
+    to_agent_name: str
+    to_display_name: str
+    paths: list[str]
+    held: list[str] = Field(description="The holder's patterns that claim them")
+    reason: str
+    offset: int
+    requested_at: datetime
+
+
+class Hotspot(BaseModel):
+    path: str
+    refused: int = Field(description="Check-ins and status changes refused on it")
+    waits: int = Field(description="Waits for it that ended in the period")
+    waiting_now: int
+    wait_seconds_avg: float | None
+    wait_seconds_max: float | None
+
+
+class HotspotList(BaseModel):
+    days: int
+    hotspots: list[Hotspot]
+    total: int

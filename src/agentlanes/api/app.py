@@ -36,6 +36,7 @@ from agentlanes.api.news import NewsController
 from agentlanes.api.openapi import ContractJsonPlugin, components
 from agentlanes.api.projects import ProjectController
 from agentlanes.api.query import QUERY_DECODERS
+from agentlanes.api.queue import QueueController
 from agentlanes.api.server_info import server_info
 from agentlanes.api.sessions import SessionController
 from agentlanes.api.tasks import TaskController
@@ -118,6 +119,7 @@ def create_app(settings: Settings | None = None, *, run_jobs: bool = True) -> Li
             MessageController,
             NewsController,
             LeaseController,
+            QueueController,
             ConsensusController,
             AgentController,
             server_info,

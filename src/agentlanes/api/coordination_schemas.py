@@ -83,7 +83,8 @@ class MessageBody(TokenBody):
                     "not": {"type": "string", "pattern": f"[^{fields.NAME_CHARS}]"},
                 },
             ],
-            "description": "An agent name (1-64 of A-Z a-z 0-9 . _ -) or `broadcast`",
+            "description": "A live agent's name or display name (claude-1), a registered "
+            "agent's name, or `broadcast`; another name: 404 AGENT_NOT_FOUND",
         },
     )
     body: StrictStr = Field(
@@ -96,6 +97,10 @@ class MessageBody(TokenBody):
     )
     type: StrictStr | None = fields.text(LIMITS.message_type_chars, single_line=True)
     thread_id: StrictStr | None = fields.text(LIMITS.message_thread_chars, single_line=True)
+    human: StrictStr | None = fields.name(
+        "A person speaking with the project key alone, under this name (no session token "
+        "with it); the message is marked human (`from_kind`)"
+    )
 
 
 class LeaseBody(TokenBody):

@@ -10,7 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from agentlanes.api.answers import Inbox, MessageView, answer
 from agentlanes.api.coordination_schemas import EmptyBody, MessageBody
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard, session_token
-from agentlanes.api.openapi import SESSION_REQUIRED, contract
+from agentlanes.api.openapi import SESSION_OPTIONAL, SESSION_REQUIRED, contract
 from agentlanes.api.query import (
     MAX_INT,
     Flag,
@@ -41,9 +41,9 @@ class MessageController(Controller):
     @post(
         "/",
         status_code=201,
-        opt=contract(session=SESSION_REQUIRED),
+        opt=contract(404, session=SESSION_OPTIONAL),
         responses=answer(201, MessageView, "The message as sent"),
-        summary="Send a message to an agent or broadcast",
+        summary="Send a message to an agent or broadcast (or, with human, as a person)",
     )
     async def send(
         self,
@@ -57,7 +57,11 @@ class MessageController(Controller):
             ctx,
             project,
             messages.MessageInput(
-                to=body.to, body=body.body, type=body.type, thread_id=body.thread_id
+                to=body.to,
+                body=body.body,
+                type=body.type,
+                thread_id=body.thread_id,
+                human=body.human,
             ),
             session_token(request, body),
         )

@@ -46,8 +46,9 @@ STATUS_CODES: dict[int, tuple[str, tuple[str, ...]]] = {
     400: ("Bad input: the body, a query or path parameter, or a header", ("VALIDATION_ERROR",)),
     401: ("Missing or wrong credentials", ("UNAUTHORIZED",)),
     404: (
-        "No such resource in this project (or no session with this token)",
-        ("NOT_FOUND", "SESSION_NOT_FOUND"),
+        "No such resource in this project (or no session with this token, or no agent "
+        "of that name)",
+        ("NOT_FOUND", "SESSION_NOT_FOUND", "AGENT_NOT_FOUND"),
     ),
     409: (
         "Refused: it conflicts with the current state",
@@ -97,6 +98,21 @@ ERROR_SCHEMA: dict[str, Any] = {
         "status": {"type": "string", "description": "How the session ended (410)"},
         "session_id": {"type": "string"},
         "conflict": {"type": "boolean", "description": "true on 409 LEASE_CONFLICT"},
+        "live_agents": {
+            "type": "array",
+            "description": "The live agents, by display name (404 AGENT_NOT_FOUND; at most 50)",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "display_name": {"type": "string"},
+                    "agent_name": {"type": "string"},
+                },
+            },
+        },
+        "live_agents_total": {
+            "type": "integer",
+            "description": "How many agents are live (404 AGENT_NOT_FOUND)",
+        },
         "lease_holder": {
             "type": "object",
             "description": "Who holds the lease (409 LEASE_CONFLICT)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import StrictInt, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from agentlanes.api import fields
 from agentlanes.api.schemas import Body
@@ -29,6 +29,10 @@ class ProjectUpdate(Body):
     )
     block_on: Literal["claims", "lines"] | None = fields.block_on()
     line_margin: StrictInt | None = fields.line_margin()
+    # Waiting for a lane (SPEC).
+    auto_queue: StrictBool | None = Field(
+        None, description="Queue a refused scope change for the session at once"
+    )
 
 
 class KeyRotation(Body):

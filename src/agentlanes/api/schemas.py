@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     ValidationInfo,
@@ -22,6 +23,7 @@ from pydantic import (
 
 from agentlanes.api import fields
 from agentlanes.api.fields import Limit
+from agentlanes.domain.digests import DIGEST_MAX_HEX, DIGEST_MIN_HEX
 from agentlanes.settings import LIMITS
 
 
@@ -138,6 +140,79 @@ class ProjectCreate(Body):
     )
     block_on: Literal["claims", "lines"] | None = fields.block_on()
     line_margin: StrictInt | None = fields.line_margin()
+    # Waiting for a lane (SPEC).
+    auto_queue: StrictBool | None = Field(
+        None, description="Queue a refused scope change for the session at once (default off)"
+    )
+
+
+class ClaimIn(Body):
+    """Lines of one file claimed before editing them (SPEC "Line-level claims": range
+    claims), as ``lanes checkin --files 'src/auth.py#Login.check'`` reads them."""
+
+    path: StrictStr = Field(
+        ...,
+        json_schema_extra=fields.schema_extra(
+            {
+                "format": "repo-path",
+                "minLength": 1,
+                "maxLength": Limit("max_pattern_length"),
+                # One file: no wildcard, brace or escape, no trailing '/'.
+                "not": Schema(type=OpenAPIType.STRING, pattern="[*?\\[\\\\{]|/$"),
+                "description": "The file, relative to the repository root (one file: no wildcard)",
+            }
+        ),
+    )
+    base: StrictStr | None = Field(
+        None,
+        json_schema_extra=fields.schema_extra(
+            {
+                "minLength": 4,
+                "maxLength": 64,
+                "not": Schema(type=OpenAPIType.STRING, pattern="[^0-9a-f]"),
+                "description": "The file's blob id at HEAD the lines count in; null for a "
+                "file new since HEAD. The claims of one file share one base",
+            }
+        ),
+    )
+    # Checked by the service, count first, as an edit's ranges.
+    ranges: list[Any] = Field(
+        ...,
+        json_schema_extra=fields.schema_extra(
+            {
+                "items": Schema(
+                    type=OpenAPIType.ARRAY,
+                    prefix_items=[
+                        Schema(type=OpenAPIType.INTEGER, minimum=1, maximum=LIMITS.edit_line_max),
+                        Schema(type=OpenAPIType.INTEGER, minimum=0, maximum=LIMITS.edit_line_max),
+                    ],
+                    min_items=2,
+                    max_items=2,
+                ),
+                "minItems": 1,
+                "maxItems": Limit("edits_max_ranges"),
+                "description": "The base lines claimed, [start, end], 1-based and inclusive "
+                "(as an edit's ranges). Graded against the other sessions' range claims and "
+                "edits as edits are: meet, a certain overlap; apart, they coexist",
+            }
+        ),
+    )
+    symbol: StrictStr | None = fields.text(
+        200,
+        nonblank=True,
+        single_line=True,
+        description="The symbol the lines were read from (Login.check), shown to others",
+    )
+
+    UNWALKED = frozenset({"ranges"})
+
+
+def claims_field(description: str) -> Any:
+    return Field(
+        None,
+        max_length=LIMITS.edit_files,
+        json_schema_extra={"maxItems": LIMITS.edit_files, "description": description},
+    )
 
 
 class CheckinBody(Body):
@@ -149,6 +224,12 @@ class CheckinBody(Body):
     )
     declared_files: list[StrictStr] | None = fields.patterns("The file patterns it will touch")
     meta: dict[str, Any] | None = fields.json_object(LIMITS.meta_bytes, "Free-form metadata")
+    claims: list[ClaimIn] | None = claims_field(
+        "Lines it claims before editing them (a function, a method); each file joins its "
+        "claims, graded by lines (SPEC Line-level claims)"
+    )
+
+    UNWALKED = frozenset({"claims"})
 
     SIZED = {"meta": LIMITS.meta_bytes}
 
@@ -202,7 +283,27 @@ class EditIn(Body):
         ),
     )
 
-    UNWALKED = frozenset({"ranges"})
+    # Checked by the service, count first (one per range).
+    digests: list[Any] | None = Field(
+        None,
+        json_schema_extra=fields.schema_extra(
+            {
+                "items": Schema(
+                    type=[OpenAPIType.STRING, OpenAPIType.NULL],
+                    min_length=DIGEST_MIN_HEX,
+                    max_length=DIGEST_MAX_HEX,
+                    pattern="^[0-9a-f]+$",
+                ),
+                "maxItems": Limit("edits_max_ranges"),
+                "description": "One per range (optional): a digest of the range's new text "
+                "(the first 16 hex digits of the SHA-256 of its new lines; null: not known). "
+                "Two ranges with the same lines and the same digest are the same change, "
+                "which git's merge takes once: they do not meet",
+            }
+        ),
+    )
+
+    UNWALKED = frozenset({"ranges", "digests"})
 
 
 def edits_field(description: str) -> Any:
@@ -223,8 +324,11 @@ class StatusBody(TokenBody):
         "What the agent changed, per file: replaces the edits of the files listed; each "
         "file's path joins the claims (SPEC Line-level claims)"
     )
+    claims: list[ClaimIn] | None = claims_field(
+        "Lines it claims before editing them: replaces its range claims ([]: none)"
+    )
 
-    UNWALKED = frozenset({"edits"})
+    UNWALKED = frozenset({"edits", "claims"})
 
 
 class CheckoutBody(TokenBody):
@@ -245,8 +349,12 @@ class ConflictCheckBody(TokenBody):
         "The asker's own edits, to grade each conflict by (default: its session's, when a "
         "session token is given)"
     )
+    claims: list[ClaimIn] | None = claims_field(
+        "The asker's own range claims, to grade each conflict by (default: its session's, "
+        "when a session token is given): the lines it claims of a file are its claim there"
+    )
 
-    UNWALKED = frozenset({"edits"})
+    UNWALKED = frozenset({"edits", "claims"})
 
 
 class EmptyBody(TokenBody):
@@ -283,6 +391,15 @@ class EditedFileOut(BaseModel):
     my_ranges: list[list[int]] | None = None
 
 
+class ClaimedFileOut(BaseModel):
+    """A file of the overlap that one side or both claim by range, graded by lines."""
+
+    path: str
+    grade: Literal["lines", "file"]  # lines: a certain overlap; file: they coexist
+    ranges: list[list[int]] | None = None  # their range claims on it
+    my_ranges: list[list[int]] | None = None
+
+
 class ConflictOut(BaseModel):
     """Another live session my scope collides with. ``certain``: the areas are the same or
     some file overlap is certain (what ``block`` mode refuses on)."""
@@ -306,4 +423,9 @@ class ConflictOut(BaseModel):
     edits: list[EditedFileOut] | None = Field(
         default=None,
         description="The overlap's edited files: lines first, then the other side's",
+    )
+    claims: list[ClaimedFileOut] | None = Field(
+        default=None,
+        description="The overlap's files claimed by range on either side (absent: none): "
+        "lines first. Apart, the file's overlap is not certain",
     )

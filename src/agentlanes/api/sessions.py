@@ -26,6 +26,7 @@ from agentlanes.api.query import QueryInt, int_range, text_range
 from agentlanes.api.schemas import (
     CheckinBody,
     CheckoutBody,
+    ClaimIn,
     ConflictCheckBody,
     EditIn,
     StatusBody,
@@ -76,7 +77,21 @@ def _edits(edits: list[EditIn] | None) -> list[dict[str, Any]] | None:
     return (
         None
         if edits is None
-        else [{"path": e.path, "base": e.base, "ranges": e.ranges} for e in edits]
+        else [
+            {"path": e.path, "base": e.base, "ranges": e.ranges, "digests": e.digests}
+            for e in edits
+        ]
+    )
+
+
+def _claims(claims: list[ClaimIn] | None) -> list[dict[str, Any]] | None:
+    # As _edits: the service counts the ranges before reading them.
+    return (
+        None
+        if claims is None
+        else [
+            {"path": c.path, "base": c.base, "ranges": c.ranges, "symbol": c.symbol} for c in claims
+        ]
     )
 
 
@@ -126,6 +141,7 @@ class SessionController(Controller):
                 declared_area=body.declared_area,
                 declared_files=body.declared_files,
                 meta=body.meta,
+                claims=_claims(body.claims),
             ),
         )
 
@@ -173,6 +189,7 @@ class SessionController(Controller):
                 declared_files=body.declared_files,
                 status_text=body.status_text,
                 edits=_edits(body.edits),
+                claims=_claims(body.claims),
                 sent=frozenset(body.model_fields_set - {"session_token"}),
             ),
         )
@@ -253,4 +270,5 @@ class SessionController(Controller):
             declared_area=body.declared_area,
             token=session_token(request, body),
             edits=_edits(body.edits),
+            claims=_claims(body.claims),
         )

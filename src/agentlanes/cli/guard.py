@@ -30,6 +30,6 @@ def guard(args: argparse.Namespace) -> int:
         from agentlanes.hooks.adapters import main
 
         return main(["--agent", args.agent, *(["--event", args.event] if args.event else [])])
-    from agentlanes.hooks.guard import run
+    from agentlanes.hooks.adapters.claude import run
 
     return run(allow=args.allow)

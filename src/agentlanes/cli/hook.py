@@ -1,12 +1,13 @@
 """``lanes hook install | uninstall | run``: the git hooks.
 
-``install`` writes two hooks into the hooks directory git really uses (it honours
-``core.hooksPath``): ``pre-commit`` (the staged paths, ``agentlanes.hooks.githook``) and
+``install`` writes three hooks into the hooks directory git really uses (it honours
+``core.hooksPath``): ``pre-commit`` (the staged paths, ``agentlanes.hooks.githook``),
 ``pre-push`` (the pushed commits' files, ``lanes verify``: ``agentlanes.hooks.verify``;
-``git commit --no-verify`` does not skip it). An existing hook that is not ours is kept as
-``<name>.agentlanes-chained`` and runs first (a pre-push hook gets git's stdin too);
-installing twice changes nothing, and ``uninstall`` puts the old hooks back. ``run`` is the
-pre-commit check itself (the pre-commit framework's entry point, see
+``git commit --no-verify`` does not skip it) and ``post-commit`` (the committed lines
+leave the committer's edits: ``agentlanes.hooks.post_commit``). An existing hook that is
+not ours is kept as ``<name>.agentlanes-chained`` and runs first (a pre-push hook gets
+git's stdin too); installing twice changes nothing, and ``uninstall`` puts the old hooks
+back. ``run`` is the pre-commit check itself (the pre-commit framework's entry point, see
 ``.pre-commit-hooks.yaml``).
 """
 
@@ -26,8 +27,9 @@ MARKER = "# agentlanes-managed-hook"
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.agentlanes-chained"
 PUSH_HOOK_NAME = "pre-push"
+POST_COMMIT_NAME = "post-commit"
 # Every hook install writes, in order: pre-commit first (the JSON's top level is its own).
-HOOK_NAMES = (HOOK_NAME, PUSH_HOOK_NAME)
+HOOK_NAMES = (HOOK_NAME, PUSH_HOOK_NAME, POST_COMMIT_NAME)
 CHAINED_SUFFIX = ".agentlanes-chained"
 
 
@@ -65,8 +67,15 @@ def hooks_dir() -> Path:
     return Path(out)
 
 
-def hook_script(python: str, package_root: str) -> str:
-    """The hook: run a chained hook first, then the check with this very interpreter.
+def hook_script(
+    python: str,
+    package_root: str,
+    name: str = HOOK_NAME,
+    module: str = "agentlanes.hooks.githook",
+) -> str:
+    """The hook: run a chained hook first, then the check with this very interpreter (the
+    pre-commit check, or ``module`` for the hook ``name``: the post-commit hook's update
+    of the committer's edits).
 
     ``python -S`` skips ``site`` (and every ``.pth`` file) to start faster; the check needs
     only the standard library and this package, whose directory goes on PYTHONPATH.
@@ -77,12 +86,12 @@ def hook_script(python: str, package_root: str) -> str:
 {MARKER}
 # Installed by `lanes hook install`; `lanes hook uninstall` removes it.
 # Skip once: AGENTLANES_SKIP=1 git commit ...   (or git commit --no-verify)
-chained="$(dirname "$0")/{CHAINED_NAME}"
+chained="$(dirname "$0")/{name + CHAINED_SUFFIX}"
 if [ -x "$chained" ]; then
   "$chained" "$@" || exit $?
 fi
 if [ -x {py} ] && [ -d {root} ]; then
-  PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -S -m agentlanes.hooks.githook
+  PYTHONPATH={root}${{PYTHONPATH:+:$PYTHONPATH}} exec {py} -S -m {module}
 fi
 echo "agentlanes: {python} is gone; commit not checked (run lanes hook install again)" >&2
 exit 0
@@ -131,8 +140,13 @@ def plan_install(name: str = HOOK_NAME) -> tuple[Path, str, str | None]:
     import agentlanes
 
     hook = hooks_dir() / name
-    write = push_hook_script if name == PUSH_HOOK_NAME else hook_script
-    script = write(sys.executable, str(Path(agentlanes.__file__).resolve().parent.parent))
+    root = str(Path(agentlanes.__file__).resolve().parent.parent)
+    if name == PUSH_HOOK_NAME:
+        script = push_hook_script(sys.executable, root)
+    elif name == POST_COMMIT_NAME:
+        script = hook_script(sys.executable, root, name, "agentlanes.hooks.post_commit")
+    else:
+        script = hook_script(sys.executable, root)
     try:
         current = hook.read_text(encoding="utf-8") if hook.exists() else None
     except OSError:

@@ -3,8 +3,10 @@
 Writes (merging with what is there; a second run changes nothing and says so):
 
 - ``.agentlanes.toml``: the server URL (the key stays in the environment);
-- the git pre-commit and pre-push hooks (as ``lanes hook install``; the pre-push hook runs
-  ``lanes verify`` on what is pushed, which ``git commit --no-verify`` does not skip);
+- the git pre-commit, pre-push and post-commit hooks (as ``lanes hook install``; the
+  pre-push hook runs ``lanes verify`` on what is pushed, which ``git commit --no-verify``
+  does not skip; the post-commit hook takes what the committer committed out of its
+  edits and claims, ``agentlanes.hooks.post_commit``);
 - ``.claude/settings.json``: ``lanes guard`` (by absolute path: Claude Code may start
   without the venv on its PATH) as the Claude Code hook for six events: ``SessionStart``,
   ``UserPromptSubmit``, ``PreToolUse`` and ``PostToolUse`` (matcher ``"*"``: every tool;
@@ -92,6 +94,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="write these agents' hook configs (claude, codex, cursor, gemini, copilot, cline, "
         "opencode, windsurf, aider); default: claude plus every agent whose project config "
         "folder exists (docs/agents.md)",
+    )
+    p.add_argument(
+        "--trust-hooks",
+        action="store_true",
+        help="also allow the agents that ask their user first to run these hooks: Codex "
+        "(trust the project and each agentlanes hook, through Codex's own app server), "
+        "Copilot CLI and Gemini CLI (trust the folder); docs/agents.md",
     )
     add_json(p)
     p.set_defaults(func=init)
@@ -183,7 +192,11 @@ def init(args: argparse.Namespace) -> int:
         changes += [plan_claude(root, program), plan_mcp(root, cfg.url, args.mcp, program)]
     changes += plan_agents(root, agents, program)
     hook_changes = []
-    for name, what in (("pre-commit", "git pre-commit hook"), ("pre-push", "git pre-push hook")):
+    for name, what in (
+        ("pre-commit", "git pre-commit hook"),
+        ("pre-push", "git pre-push hook"),
+        ("post-commit", "git post-commit hook"),
+    ):
         hook, script, current = plan_install(name)
         hook_changes.append(Change(hook, current, script, what))
     report = []
@@ -205,6 +218,9 @@ def init(args: argparse.Namespace) -> int:
                 if kept and not args.json:
                     print(f"kept your existing hook as {kept}; it runs first")
     nothing = all(c["action"] == "unchanged" for c in report)
+    from agentlanes.cli.init_agents import hooks_trust
+
+    trust = [] if args.dry_run else hooks_trust(root, agents, args.trust_hooks)
     if args.json:
         emit_json(
             {
@@ -213,11 +229,13 @@ def init(args: argparse.Namespace) -> int:
                 "files": report,
                 "program": program,
                 "agents": agents,
+                "hooks_trust": [t.as_json() for t in trust],
             }
         )
         return 0
     if nothing:
         print("nothing to change: this repository is already set up for agentlanes")
+        _print_trust(trust)
         return 0
     verb = {"created": "would create", "updated": "would update"} if args.dry_run else {}
     for entry in report:
@@ -238,8 +256,20 @@ def init(args: argparse.Namespace) -> int:
             "pre-push hook (lanes verify) checks them again before they leave, even those "
             "committed with --no-verify"
         )
+    _print_trust(trust)
     if args.dry_run:
         print("dry run: nothing written")
     elif not cfg.api_key:
         print("next: export AGENTLANES_API_KEY=alk_... (the project's key) for every agent")
     return 0
+
+
+def _print_trust(trust: list[Any]) -> None:
+    """What an agent's user must still do before it runs these hooks (or that it will)."""
+    for t in trust:
+        if t.runs:
+            print(f"{t.agent}: its hooks will run here")
+        elif t.runs is False:
+            print(f"{t.agent}: {t.problem}: until then it edits here unchecked. Once: {t.fix}")
+        else:
+            print(f"{t.agent}: {t.problem}. Unless done already: {t.fix}")

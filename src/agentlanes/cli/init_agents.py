@@ -112,7 +112,10 @@ def plan_codex(root: Path, program: list[str]) -> list[Change]:
         "PreToolUse": group(10, "Bash|apply_patch"),
         "PostToolUse": group(10, "Bash|apply_patch"),
         "Stop": group(10),
-    }  # Codex has no session-end event: the keepalive ends the session with the process
+        # Codex 0.171 clamps a SessionEnd hook's timeout to 3 s (and warns on every start
+        # when it is given more): the check-out fits in it.
+        "SessionEnd": group(3),
+    }
     _merge_groups(path, _hooks_of(path, data), wanted)
     after = _keep_bytes(before, _dump(data))
     return [Change(path, before, after, "Codex hooks: " + ", ".join(wanted))]
@@ -130,7 +133,8 @@ def plan_gemini(root: Path, program: list[str]) -> list[Change]:
     wanted = {
         "SessionStart": group(15000),
         "BeforeAgent": group(10000),
-        "BeforeTool": group(10000, "write_file|replace|run_shell_command"),
+        # read_file too: the guard notes the read (a whole-file write after it is not stale)
+        "BeforeTool": group(10000, "write_file|replace|run_shell_command|read_file"),
         "AfterTool": group(10000),
         "SessionEnd": group(15000),
     }
@@ -156,8 +160,9 @@ def plan_copilot(root: Path, program: list[str]) -> list[Change]:
     path = root / ".github" / "hooks" / "agentlanes.json"
     before, data = _json_file(path)
     data.setdefault("version", 1)
-    timeouts = {"sessionStart": 15, "preToolUse": 10, "postToolUse": 10, "notification": 10,
-                "sessionEnd": 15}  # fmt: skip
+    # Each event that can carry context to the model has a hook (docs/agents.md, Copilot).
+    timeouts = {"sessionStart": 15, "userPromptSubmitted": 10, "preToolUse": 10,
+                "postToolUse": 10, "notification": 10, "sessionEnd": 15}  # fmt: skip
     wanted = {
         e: {"type": "command", "bash": guard_command(program, "copilot", e), "timeoutSec": t}
         for e, t in timeouts.items()
@@ -340,3 +345,13 @@ def wanted_agents(given: list[str] | None, root: Path) -> list[str]:
             if agent not in out:
                 out.append(agent)
     return out
+
+
+def hooks_trust(root: Path, agents: list[str], trust: bool) -> list[Any]:
+    """For each agent that runs a repository's hooks only once its user allows it (Codex's
+    hook trust, Copilot CLI's trusted folder): whether it will (``agent_trust.HooksTrust``),
+    after allowing it when ``trust`` (``lanes init --trust-hooks``)."""
+    from agentlanes.cli import agent_trust
+
+    table = agent_trust.TRUSTERS if trust else agent_trust.CHECKS
+    return [table[agent](root) for agent in agents if agent in table]

@@ -1,25 +1,38 @@
 """``lanes keepalive``: heartbeats on a clock, or an attached socket, in the foreground or
 detached (its pid kept beside the agent's session file, so ``lanes checkout`` stops it).
 
-``--watch-pid PID`` ends it once that process is gone: the Claude Code hooks start it
-(``start_for_agent``) attached and watching the agent's own process, so the session lives
-as long as the agent does and its TTL runs from the moment the agent ends."""
+``--watch-pid PID`` checks the session out and ends it once that process is gone: every
+agent's session-start hook starts it (``start_for_agent``) attached and watching the
+agent's own process, so the session lives as long as the agent does and ends with it,
+however the agent ends (SPEC "Every coding agent": within 5 s). Starting and stopping
+the process is ``agentlanes.agent.keepalive``."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import signal
-import subprocess
 import sys
+import threading
 import time
-from pathlib import Path
 from typing import Any
 
+from agentlanes.agent.keepalive import (
+    drop_own_files,
+    pid_file,
+    restart_for_agent,
+    running_keepalive,
+    spawn,
+    start_for_agent,
+    stop_keepalive,
+)
 from agentlanes.cli.errors import EXIT_NO_SESSION, CommandError
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import client_errors, emit_json
 from agentlanes.clock import iso
+
+# How often the keepalive looks whether the agent's process still runs.
+WATCH_SECONDS = 0.5
 
 
 def keepalive(args: argparse.Namespace) -> int:
@@ -41,8 +54,7 @@ def keepalive(args: argparse.Namespace) -> int:
         if not interval:
             interval = float(client.project().heartbeat_interval_seconds)
         _exit_on_sigterm()
-        if args.watch_pid:
-            _watch(args.watch_pid, args.watch_started)
+        watcher = _watch(cfg, agent, args.watch_pid, args.watch_started) if args.watch_pid else None
         try:
             if args.socket:
                 from agentlanes.cli.news import NewsFile  # the hooks read news from it
@@ -50,7 +62,9 @@ def keepalive(args: argparse.Namespace) -> int:
                 return _hold_socket(client, args, NewsFile(cfg, agent))
             return _heartbeat_loop(client, interval, args)
         finally:
-            _drop_pid_file(cfg, agent)
+            if watcher is not None:
+                watcher.set()
+            drop_own_files(cfg, agent)
 
 
 def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> int:
@@ -85,64 +99,40 @@ def _hold_socket(client: Any, args: argparse.Namespace, news: Any = None) -> int
     return 0
 
 
-def _watch(pid: int, started: str | None) -> None:
-    """End this process (as SIGTERM would: through the finally blocks) once ``pid`` is gone;
-    the socket closes with it, so the session's TTL runs from then."""
-    import threading
+def _watch(cfg: Any, agent: str | None, pid: int, started: str | None) -> threading.Event:
+    """Once ``pid`` (the agent's process) is gone, check the agent's session out as its
+    session-end hook would (``agent_session.end_session``: the waiting edits sent, the
+    files touched, outcome completed), then end this process (as SIGTERM would: through
+    the finally blocks). Agents that end without a session-end hook (killed, or with no
+    such event) are so checked out within about a second of their end, not a TTL later.
 
+    The watcher is not a daemon thread: a SIGTERM arriving mid-check-out (the agent's own
+    session-end hook stopping this keepalive) ends the main thread, and the interpreter
+    then waits for the check-out to finish rather than cut it off. Setting the event it
+    returns (the main thread's ``finally``) stops a watcher still polling."""
     from agentlanes.client.identity import is_alive
+
+    done = threading.Event()
 
     def watch() -> None:
         while is_alive(pid, started):
-            time.sleep(1.0)
-        print(f"agentlanes: the agent's process {pid} has ended; letting the session go")
+            if done.wait(WATCH_SECONDS):
+                return  # this keepalive is ending for another reason
+        print(f"agentlanes: the agent's process {pid} has ended; checking its session out")
         sys.stdout.flush()
-        os.kill(os.getpid(), signal.SIGTERM)
+        if agent is not None:
+            try:
+                from agentlanes.hooks.agent_session import end_session
 
-    threading.Thread(target=watch, name="watch-agent", daemon=True).start()
+                end_session(cfg, agent, "the agent's process ended")
+            except Exception as exc:  # the session then times out on its own
+                print(f"agentlanes: check-out failed ({type(exc).__name__}: {exc})")
+                sys.stdout.flush()
+        if not done.is_set():  # the main thread still holds the socket: end it
+            os.kill(os.getpid(), signal.SIGTERM)
 
-
-def start_for_agent(cfg: Any, agent: str, pid: int | None, started: str | None) -> int | None:
-    """Start ``lanes keepalive --socket`` for a local agent's session, in the background,
-    watching the agent's process ``pid`` when known (the Claude Code hooks call this at
-    session start). The pid of the keepalive, or None when one already runs."""
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None or _running_keepalive(pid_file):
-        return None
-    command = [sys.executable, "-m", "agentlanes", "keepalive", "--agent", agent, "--socket"]
-    if pid:
-        command += ["--watch-pid", str(pid)]
-        if started:
-            command += ["--watch-started", started]
-    return _spawn(cfg, pid_file, command)
-
-
-def restart_for_agent(cfg: Any, agent: str) -> int | None:
-    """After a new check-in by an agent whose session start recorded its process (its MCP
-    server's ``checkin``, ``lanes checkin`` from its shell): the keepalive holding the old
-    session is stopped and one for the new session starts, watching the same process."""
-    from agentlanes.client.config import read_session
-
-    session = read_session(cfg, {}, agent=agent) or {}
-    pid = session.get("agent_pid")
-    if not isinstance(pid, int):
-        return None
-    stop_keepalive(cfg, agent)
-    return start_for_agent(cfg, agent, pid, session.get("agent_started"))
-
-
-def _spawn(cfg: Any, pid_file: Path, command: list[str]) -> int:
-    log = pid_file.with_suffix(".log").open("ab")
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,  # survives the shell (and the agent's tool call) that ran it
-        cwd=cfg.root,
-    )
-    pid_file.write_text(str(proc.pid))
-    return proc.pid
+    threading.Thread(target=watch, name="watch-agent").start()
+    return done
 
 
 def _exit_on_sigterm() -> None:
@@ -150,21 +140,13 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
-def _pid_file(cfg: Any, agent: str | None) -> Path | None:
-    """``sessions/<agent>.keepalive.pid`` beside the agent's session file."""
-    if agent is None:
-        return None
-    session_file = cfg.session_file(agent)
-    return None if session_file is None else Path(session_file).with_suffix(".keepalive.pid")
-
-
 def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> int:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None:
+    path = pid_file(cfg, agent)
+    if path is None:
         raise CommandError(
             "--background needs a git repository and a saved session (it keeps its pid in .git)"
         )
-    running = _running_keepalive(pid_file)
+    running = running_keepalive(path)
     if running:
         print(f"keepalive already running (pid {running})")
         return 0
@@ -177,8 +159,8 @@ def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> 
         command += ["--watch-pid", str(args.watch_pid)]
         if args.watch_started:
             command += ["--watch-started", args.watch_started]
-    log_path = pid_file.with_suffix(".log")
-    pid = _spawn(cfg, pid_file, command)
+    log_path = path[: -len(".pid")] + ".log"
+    pid = spawn(cfg, path, command)
     if args.json:
         emit_json({"pid": pid, "log": str(log_path)})
     else:
@@ -186,35 +168,4 @@ def _start_background(cfg: Any, args: argparse.Namespace, agent: str | None) -> 
     return 0
 
 
-def _running_keepalive(pid_file: Path) -> int | None:
-    """The pid in the file if that process is still our keepalive (pids get reused)."""
-    from agentlanes.hooks.news import running_keepalive
-
-    return running_keepalive(str(pid_file))
-
-
-def stop_keepalive(cfg: Any, agent: str | None) -> int | None:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is None or not pid_file.exists():
-        return None
-    pid = _running_keepalive(pid_file)
-    if pid is not None and pid != os.getpid():
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pid = None
-    pid_file.unlink(missing_ok=True)
-    _news_file(pid_file).unlink(missing_ok=True)  # nobody writes it any more
-    return pid
-
-
-def _news_file(pid_file: Path) -> Path:
-    """``sessions/<agent>.news.jsonl`` (hooks/news.py), beside the pid file."""
-    return pid_file.with_name(pid_file.name[: -len(".keepalive.pid")] + ".news.jsonl")
-
-
-def _drop_pid_file(cfg: Any, agent: str | None) -> None:
-    pid_file = _pid_file(cfg, agent)
-    if pid_file is not None and _running_keepalive(pid_file) == os.getpid():
-        pid_file.unlink(missing_ok=True)
-        _news_file(pid_file).unlink(missing_ok=True)
+__all__ = ["keepalive", "restart_for_agent", "start_for_agent", "stop_keepalive"]

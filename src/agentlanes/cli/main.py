@@ -25,14 +25,17 @@ COMMAND_MODULES = (
     "agentlanes.cli.project",
     "agentlanes.cli.db",
     "agentlanes.cli.session",
+    "agentlanes.cli.release",
     "agentlanes.cli.news",
     "agentlanes.cli.message",
+    "agentlanes.cli.queue",
     "agentlanes.cli.watch",
     "agentlanes.cli.hook",
     "agentlanes.cli.verify",
     "agentlanes.cli.guard",
     "agentlanes.cli.mcp",
     "agentlanes.cli.init",
+    "agentlanes.cli.doctor",
 )
 
 
@@ -71,9 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from agentlanes.hooks.adapters import main as agent_guard  # every other agent
 
             return agent_guard(args_list[1:])
-        from agentlanes.hooks.guard import main as guard_main
+        from agentlanes.hooks.adapters.claude import main as claude_guard
 
-        return guard_main(args_list[1:])
+        return claude_guard(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     try:

@@ -23,11 +23,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     msub.required = True
 
     s = msub.add_parser("send", help="send a message to an agent (or broadcast)")
-    s.add_argument("to", help="the agent's name, or `broadcast` for every agent")
+    s.add_argument(
+        "to",
+        help="the agent's name or display name (claude-1; see lanes status), "
+        "or `broadcast` for every agent",
+    )
     s.add_argument("text", nargs="+", help="the message")
     s.add_argument("--type", help="handoff, question, ... (default: message)")
     s.add_argument("--thread", help="a thread id to group a conversation")
-    s.add_argument("--agent", help=AGENT_HELP)
+    who = s.add_mutually_exclusive_group()
+    who.add_argument("--agent", help=AGENT_HELP)
+    who.add_argument(
+        "--as",
+        dest="human",
+        metavar="NAME",
+        help="speak as a person named NAME, with the project key alone (no agent session); "
+        "the message is marked human",
+    )
     add_json(s)
     s.set_defaults(func=send)
 
@@ -53,14 +65,21 @@ def _client(args: argparse.Namespace) -> Any:
 
 
 def send(args: argparse.Namespace) -> int:
-    with client_errors(), _client(args) as client:
+    human = getattr(args, "human", None)
+    # A person needs no session: the project key alone (SPEC "Many agents, one working tree").
+    client = make_client(local_config()) if human else _client(args)
+    with client_errors(), client:
         sent = client.messages.send(
-            args.to, " ".join(args.text), type=args.type, thread_id=args.thread
+            args.to, " ".join(args.text), type=args.type, thread_id=args.thread, human=human
         )
     if args.json:
         emit_json(sent)
     else:
-        print(f"sent message {sent.get('message_id')} to {sent.get('to')}")
+        whom = sent.get("to")
+        shown = f"{args.to} ({whom})" if args.to not in (whom, "broadcast") else whom
+        print(
+            f"sent message {sent.get('message_id')} to {shown}" + (" as a person" if human else "")
+        )
     return 0
 
 

@@ -43,6 +43,12 @@ def _settings_args(p: argparse.ArgumentParser, *, update: bool) -> None:
         metavar="N",
         help="unchanged lines between two edits that still count as meeting (default 0)",
     )
+    p.add_argument(
+        "--auto-queue",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="queue a refused scope change for the agent at once (the grant comes as news)",
+    )
     p.add_argument("--heartbeat-interval", type=int, metavar="S")
     p.add_argument("--heartbeat-ttl", type=int, metavar="S")
     p.add_argument(
@@ -135,6 +141,8 @@ def _print_project(p: dict[str, Any]) -> None:
     print(f"  conflict mode:   {p['conflict_mode']}")
     if "block_on" in p:
         print(f"  block on:        {p['block_on']} (line margin {p.get('line_margin', 0)})")
+    if "auto_queue" in p:
+        print(f"  auto queue:      {'on' if p['auto_queue'] else 'off'}")
     print(
         f"  heartbeat:       every {p['heartbeat_interval_seconds']} s, "
         f"timeout {p['heartbeat_ttl_seconds']} s"
@@ -166,6 +174,7 @@ def create_project(args: argparse.Namespace) -> int:
         "conflict_mode": args.conflict_mode,
         "block_on": args.block_on,
         "line_margin": args.line_margin,
+        "auto_queue": args.auto_queue,
         "heartbeat_interval_seconds": args.heartbeat_interval,
         "heartbeat_ttl_seconds": args.heartbeat_ttl,
         "agent_config_keys": args.config_keys,
@@ -235,6 +244,7 @@ def update_project(args: argparse.Namespace) -> int:
         "conflict_mode": args.conflict_mode,
         "block_on": args.block_on,
         "line_margin": args.line_margin,
+        "auto_queue": args.auto_queue,
         "heartbeat_interval_seconds": args.heartbeat_interval,
         "heartbeat_ttl_seconds": args.heartbeat_ttl,
         "agent_config_keys": [] if args.no_config_keys else args.config_keys,
@@ -243,7 +253,8 @@ def update_project(args: argparse.Namespace) -> int:
     if not body:
         raise CommandError(
             "nothing to change: give --conflict-mode, --block-on, --line-margin, "
-            "--heartbeat-interval, --heartbeat-ttl, --config-key, --no-config-keys or --name",
+            "--auto-queue, --heartbeat-interval, --heartbeat-ttl, --config-key, "
+            "--no-config-keys or --name",
             EXIT_USAGE,
         )
     route = _route(args)

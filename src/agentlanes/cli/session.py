@@ -16,6 +16,7 @@ from agentlanes.cli.errors import EXIT_NO_SESSION, EXIT_USAGE, CommandError
 from agentlanes.cli.keepalive import keepalive, stop_keepalive
 from agentlanes.cli.local import local_config, local_session, make_client, marked_files
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
+from agentlanes.client.report import claim_labels
 
 OUTCOMES = ("completed", "partial", "failed")
 AGENT_HELP = "which local agent's session (default: the configured one, or the only one)"
@@ -27,7 +28,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--agent", "--name", dest="agent", help="agent name (default: config or made up)"
     )
     p.add_argument("--area", help="work area (another agent with the same area is a conflict)")
-    p.add_argument("--files", nargs="+", default=None, metavar="GLOB", help="file globs you claim")
+    p.add_argument(
+        "--files",
+        nargs="+",
+        default=None,
+        metavar="GLOB",
+        help="file globs you claim; PATH#Symbol (src/auth.py#Login.check) claims only that "
+        "symbol's lines on HEAD",
+    )
     p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="extra info (repeatable)")
     add_json(p)
     p.set_defaults(func=checkin)
@@ -104,13 +112,15 @@ def checkin(args: argparse.Namespace) -> int:
     from agentlanes.client.config import list_sessions, read_session, save_checkin
 
     cfg = local_config()
-    files, marked = marked_files(cfg, args.files)
+    globs, claims = _symbol_claims(cfg.root, args.files)
+    files, marked = marked_files(cfg, globs)
     with client_errors(), make_client(cfg) as client:
         result = client.checkin(
             agent_name=args.agent or _own_name(cfg),
             declared_area=args.area,
             declared_files=files,
             meta=_meta(args.meta),
+            claims=claims,
         )
     with client_errors():
         # The same agent checking in again replaces its own session (the server ends the
@@ -125,7 +135,7 @@ def checkin(args: argparse.Namespace) -> int:
         start_cursor(cfg, result.agent_name, {"session_token": result.session_token})
     replaced = before.get("session_id") if before else None
     if kept and replaced != result.session_id:
-        from agentlanes.cli.keepalive import restart_for_agent
+        from agentlanes.agent.keepalive import restart_for_agent
 
         restart_for_agent(cfg, result.agent_name)  # an agent's own keepalive, if it had one
     others = [
@@ -148,6 +158,8 @@ def checkin(args: argparse.Namespace) -> int:
         )
         return 0
     print(f"checked in as {result.agent_name} (session {result.session_id})")
+    for c in result.claims:
+        print(f"claimed {c.path}#{c.symbol}: {_lines(c.ranges)} (on HEAD)")
     for pattern in marked:
         print(f"{pattern[:-1]} is a directory here: claimed as {pattern}")
     if replaced and replaced != result.session_id:
@@ -167,6 +179,21 @@ def checkin(args: argparse.Namespace) -> int:
     if data["conflicts"]:
         _say_conflicts(data)
     return 0
+
+
+def _symbol_claims(
+    root: str | None, files: list[str] | None
+) -> tuple[list[str] | None, list[dict[str, Any]] | None]:
+    """``--files`` split into globs and ``PATH#Symbol`` range claims (SPEC "Line-level
+    claims"); tree-sitter is loaded only when a ``#`` is used."""
+    if not files or not any("#" in f for f in files):
+        return files, None
+    from agentlanes.client.symbols import SymbolError, split_claims
+
+    try:
+        return split_claims(root, files)
+    except SymbolError as exc:
+        raise CommandError(f"lanes checkin --files: {exc}") from None
 
 
 def _say_conflicts(data: dict[str, Any]) -> None:
@@ -199,6 +226,8 @@ def status(args: argparse.Namespace) -> int:
         current = read_session(cfg)
     if not changing and not args.agent and current is None:
         local = list_sessions(cfg)
+        if len(local) > 1:
+            local = _still_live(cfg, local)
         if len(local) > 1:
             return _list_local(local, args)
     session = local_session(cfg, args.agent)
@@ -260,7 +289,7 @@ def status(args: argparse.Namespace) -> int:
                 data["session_id"],
                 data["agent_name"],
                 data.get("declared_area"),
-                " ".join(data.get("declared_files") or []),
+                " ".join([*(data.get("declared_files") or []), *claim_labels(data.get("claims"))]),
                 data.get("status_text"),
                 data.get("expires_at"),
             ]
@@ -295,6 +324,8 @@ def _edits(cfg: Any, client: Any, session: dict[str, Any], named: list[str]) -> 
         paths += [e["path"] for e in earlier or [] if e["path"] not in paths]
     try:
         found = reports.file_edits(cfg.root, paths)
+        if session.get("agent_name"):  # in a shared tree, only this agent's own lines
+            found = reports.own_edits(cfg, str(session["agent_name"]), found)
     except reports.GitUnreadable as exc:
         raise CommandError(f"lanes status --edits: {exc}", EXIT_USAGE) from None
     if not named:
@@ -322,6 +353,27 @@ def _claimed(client: Any, session: dict[str, Any], paths: list[str]) -> list[str
 
     mine = [s for s in client.presence().sessions if s.session_id == session.get("session_id")]
     return claimed_paths(mine[0].declared_files if mine else [], paths)
+
+
+def _still_live(cfg: Any, sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The local sessions the server still has live; the files of the others (they timed
+    out, or were checked out from elsewhere) are removed, so no command stumbles on them
+    (SPEC "Many agents, one working tree"). All of them when the server cannot say."""
+    from agentlanes.client.config import forget_session
+    from agentlanes.client.errors import ClientError
+
+    try:
+        with make_client(cfg) as client:
+            live = {s.session_id for s in client.presence().sessions}
+    except ClientError:
+        return sessions
+    kept = []
+    for s in sessions:
+        if s.get("session_id") in live:
+            kept.append(s)
+        elif isinstance(s.get("agent_name"), str):
+            forget_session(cfg, s["agent_name"])
+    return kept
 
 
 def _list_local(sessions: list[dict[str, Any]], args: argparse.Namespace) -> int:
@@ -360,12 +412,21 @@ def checkout(args: argparse.Namespace) -> int:
     session = local_session(cfg, args.agent)
     agent = session.get("agent_name")
     stopped = stop_keepalive(cfg, agent)
+    touched = args.files_touched
+    if touched is None and agent:
+        # The files this agent's tool calls changed, committed or not (its hooks noted
+        # them); not git's changes, which in a shared tree are everyone's.
+        from agentlanes.hooks.edits import flush
+        from agentlanes.hooks.edits import touched as noted
+
+        flush(cfg, agent, session)
+        touched = noted(cfg, agent, session)
     with client_errors(), make_client(cfg, session["session_token"]) as client:
         try:
             result = client.checkout(
                 outcome_status=args.outcome,
                 work_summary=args.summary,
-                files_touched=args.files_touched,
+                files_touched=touched,
             )
         except ApiError as exc:
             if agent and exc.code in ("SESSION_ENDED", "SESSION_NOT_FOUND"):

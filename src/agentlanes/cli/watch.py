@@ -11,6 +11,7 @@ from typing import Any
 from agentlanes.cli.errors import EXIT_CONFLICT, EXIT_USAGE, CommandError
 from agentlanes.cli.local import local_config, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
+from agentlanes.client.report import claim_labels
 from agentlanes.clock import iso
 from agentlanes.domain.words import clean
 
@@ -51,7 +52,8 @@ def presence(args: argparse.Namespace) -> int:
             [
                 s.agent_name,
                 s.declared_area,
-                " ".join(s.declared_files),
+                # Range claims too (SPEC "Line-level claims"): path#Symbol (lines a-b).
+                " ".join([*s.declared_files, *claim_labels(c.raw() for c in s.claims)]),
                 s.status_text,
                 iso(s.last_heartbeat_at),  # as the server writes it
                 s.session_id,

@@ -60,9 +60,14 @@ def checkin(
     declared_area: str | None,
     declared_files: list[str] | None,
     meta: dict[str, Any] | None,
+    claims: list[dict[str, Any]] | None = None,
 ) -> Call[m.CheckinResult]:
     body = drop_unset(
-        agent_name=agent_name, declared_area=declared_area, declared_files=declared_files, meta=meta
+        agent_name=agent_name,
+        declared_area=declared_area,
+        declared_files=declared_files,
+        meta=meta,
+        claims=claims,
     )
     return Call("POST", f"{API}/checkin", m.CheckinResult.model_validate, body)
 
@@ -143,3 +148,42 @@ def event_log(since: int | None, limit: int | None, epoch: str | None = None) ->
         m.EventLog.model_validate,
         params=drop_unset(since=since, limit=limit, epoch=epoch),
     )
+
+
+# -- waiting for a lane (SPEC) ----------------------------------------------------------------
+
+
+def _wait_result(data: Any) -> m.WaitResult:
+    return m.WaitResult.model_validate(data)
+
+
+def queue_wait(
+    paths: list[str], timeout_seconds: int | None, urgency: m.Urgency | None
+) -> Call[m.WaitResult]:
+    body = drop_unset(paths=paths, timeout_seconds=timeout_seconds, urgency=urgency)
+    return Call("POST", f"{API}/queue", _wait_result, body, token="required")
+
+
+def queue_list(
+    session_id: str | None = None, limit: int | None = None, offset: int | None = None
+) -> Call[m.QueueList]:
+    params = drop_unset(session_id=session_id, limit=limit, offset=offset)
+    return Call("GET", f"{API}/queue", m.QueueList.model_validate, params=params)
+
+
+def queue_cancel(queue_id: str) -> Call[m.Wait]:
+    return Call(
+        "DELETE", f"{API}/queue/{quote(queue_id, safe='')}", m.Wait.model_validate, token="required"
+    )
+
+
+def ask(to: str, paths: list[str], reason: str) -> Call[m.ReleaseRequest]:
+    body = {"to": to, "paths": paths, "reason": reason}
+    return Call(
+        "POST", f"{API}/release-requests", m.ReleaseRequest.model_validate, body, token="required"
+    )
+
+
+def hotspots(days: int | None, limit: int | None) -> Call[m.Hotspots]:
+    params = drop_unset(days=days, limit=limit)
+    return Call("GET", f"{API}/hotspots", m.Hotspots.model_validate, params=params)

@@ -38,6 +38,9 @@ SESSIONS_DIR = "sessions"
 STATE_DIR = "agentlanes"
 # Where a session file keeps the agent's process (see identity.py).
 AGENT_PROCESS_KEYS = ("agent_pid", "agent_started")
+# What a new check-in of the same agent keeps from its session start: its process, and
+# its program (``meta.tool``, named in the check-out its keepalive makes).
+KEPT_KEYS = (*AGENT_PROCESS_KEYS, "tool")
 
 
 class ConfigError(ClientError):
@@ -225,8 +228,37 @@ def _migrate_legacy(cfg: LocalConfig) -> None:
     os.replace(legacy, target)
 
 
+def key_id(api_key: str | None) -> str | None:
+    """A short fingerprint of the project key a session was made with (sessions of
+    another project's key are not this project's: their tokens mean nothing to it)."""
+    if not api_key:
+        return None
+    import hashlib
+
+    return hashlib.sha256(api_key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def is_ended(session: dict[str, Any]) -> bool:
+    """A local session whose agent's process has ended and whose keepalive is gone too:
+    nothing will use or check it out any more (a running keepalive checks it out)."""
+    pid = session.get("agent_pid")
+    if not isinstance(pid, int):
+        return False
+    from agentlanes.client.identity import is_alive
+
+    if is_alive(pid, session.get("agent_started")):
+        return False
+    source = session.get("source")
+    if isinstance(source, str) and source.endswith(".json"):
+        from agentlanes.client.identity import running_keepalive
+
+        return running_keepalive(source[: -len(".json")] + ".keepalive.pid") is None
+    return True
+
+
 def list_sessions(cfg: LocalConfig) -> list[dict[str, Any]]:
-    """Every session kept in this working tree, by agent name."""
+    """The sessions kept in this working tree, by agent name: those of this project's key
+    (when both are known), not ended (``is_ended``: such files are removed here)."""
     state = cfg.state_dir
     if state is None:
         return []
@@ -236,8 +268,17 @@ def list_sessions(cfg: LocalConfig) -> list[dict[str, Any]]:
         names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
     except OSError:
         return []
-    found = [_load(os.path.join(directory, n)) for n in names]
-    return [s for s in found if s is not None]
+    mine = key_id(cfg.api_key)
+    found = []
+    for name in names:
+        session = _load(os.path.join(directory, name))
+        if session is None or (mine and session.get("key_id") not in (None, mine)):
+            continue
+        if is_ended(session):
+            forget_session(cfg, str(session.get("agent_name") or name[: -len(".json")]))
+            continue
+        found.append(session)
+    return found
 
 
 def read_session(
@@ -296,6 +337,12 @@ def save_checkin(cfg: LocalConfig, result: Any, **extra: Any) -> str | None:
             "heartbeat_interval_seconds": result.heartbeat_interval_seconds,
             "heartbeat_ttl_seconds": result.heartbeat_ttl_seconds,
             "url": cfg.url,
+            # Range claims (lines of a file), if any: the guard grades edits by them.
+            **(
+                {"claims": [c.raw() for c in result.claims]}
+                if getattr(result, "claims", None)
+                else {}
+            ),
             **extra,
         },
     )
@@ -308,11 +355,13 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
         return None
     os.makedirs(os.path.dirname(path), exist_ok=True)
     data = {k: v for k, v in session.items() if k != "source"}
+    if cfg.api_key and "key_id" not in data:
+        data["key_id"] = key_id(cfg.api_key)
     if "agent_pid" not in data:
         # A new check-in by the same agent (its MCP server, `lanes checkin` from its
         # shell) keeps the agent's process that its session start recorded.
         before = _load(path) or {}
-        data.update({k: before[k] for k in AGENT_PROCESS_KEYS if k in before})
+        data.update({k: before[k] for k in KEPT_KEYS if k in before and k not in data})
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -321,8 +370,20 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
     return path
 
 
+# What a session keeps beside its file, gone with it: the edits sent and waiting
+# (hooks/edits.py), the keepalive's news (hooks/news.py), the notes held for the agent's
+# next context (hooks/adapters/core.py).
+SESSION_SIBLINGS = (".edits.json", ".news.jsonl", ".held.txt")
+
+
 def forget_session(cfg: LocalConfig, agent: str) -> None:
-    """Remove an agent's saved session (after checkout, or once the server says it ended)."""
+    """Remove an agent's saved session and what it kept beside it (after checkout, or
+    once the session has ended)."""
     path = cfg.session_file(agent)
-    if path is not None and os.path.exists(path):
-        os.unlink(path)
+    if path is None:
+        return
+    for name in (path, *(path[: -len(".json")] + s for s in SESSION_SIBLINGS)):
+        try:  # noqa: SIM105 - contextlib is one more import on every hook
+            os.unlink(name)
+        except OSError:
+            pass

@@ -145,10 +145,22 @@ class Messages(_Group[R]):
     """Messages to an agent or ``broadcast``, with read and acknowledged state."""
 
     def send(
-        self, to: str, body: str, *, type: str | None = None, thread_id: str | None = None
+        self,
+        to: str,
+        body: str,
+        *,
+        type: str | None = None,
+        thread_id: str | None = None,
+        human: str | None = None,
     ) -> R:
-        payload = drop_unset(to=to, body=body, type=type, thread_id=thread_id)
-        return self._call("POST", "/messages", payload, token="required")
+        """Send to ``to``: a live agent's name or display name (``claude-1``), a
+        registered agent, or ``broadcast`` (else ``ApiError`` 404 ``AGENT_NOT_FOUND``,
+        ``extra["live_agents"]``). ``human``: a person speaking under that name with the
+        project key alone (no session token is sent); the message is marked human."""
+        payload = drop_unset(to=to, body=body, type=type, thread_id=thread_id, human=human)
+        return self._call(
+            "POST", "/messages", payload, token="none" if human is not None else "required"
+        )
 
     def inbox(
         self,

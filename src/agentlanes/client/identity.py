@@ -42,6 +42,8 @@ def _proc_stat(pid: int) -> tuple[int, str, str] | None:
     if left < 0 or right < 0:
         return None
     fields = raw[right + 2 :].split()
+    if fields[:1] in (["Z"], ["X"]):
+        return None  # a zombie (ended, not yet reaped by its parent) runs no more
     try:
         return int(fields[1]), raw[left + 1 : right], fields[19]
     except (IndexError, ValueError):
@@ -81,6 +83,31 @@ def is_alive(pid: int, started: str | None) -> bool:
     """The process ``pid`` still runs, and is the same one (same start time, when known)."""
     info = process_info(pid)
     return info is not None and (not started or info[2] == started)
+
+
+def running_keepalive(pid_path: str, socket: bool = False) -> int | None:
+    """The pid in ``pid_path`` (an agent's ``sessions/<agent>.keepalive.pid``) if that
+    process is still a keepalive (pids get reused: its command line says so), one holding
+    the socket (``--socket``) when ``socket``."""
+    try:
+        with open(pid_path, encoding="utf-8") as fh:
+            pid = int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
+    except OSError:
+        if os.path.isdir("/proc/self"):
+            return None  # no such process
+        try:  # no /proc (macOS): trust the pid file if the process exists
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+    if not any(b"keepalive" in a for a in args):
+        return None
+    return pid if not socket or b"--socket" in args else None
 
 
 def ancestors(pid: int | None = None) -> list[tuple[int, str]]:

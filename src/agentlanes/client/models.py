@@ -24,6 +24,8 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     PlainSerializer,
+    SerializerFunctionWrapHandler,
+    model_serializer,
 )
 from pydantic_core import core_schema
 
@@ -71,6 +73,8 @@ CheckpointStatus = Literal["pending", "passed", "failed"]
 LeaseStatus = Literal["active", "released", "expired"]
 ConsensusStatus = Literal["pending", "approved", "rejected", "expired"]
 Vote = Literal["approve", "reject"]
+Urgency = Literal["low", "normal", "high"]
+WaitStatus = Literal["waiting", "granted", "cancelled", "timed_out", "ended"]
 
 # The known values first: a value outside them becomes ``Unknown`` instead of an error.
 Active = Annotated[Literal["active"] | Unknown, Field(union_mode="left_to_right")]
@@ -117,6 +121,32 @@ class Edit(Model):
     path: str
     base: str | None = None  # the file's blob id at HEAD; None: new since HEAD
     ranges: list[list[int]] = Field(default_factory=list)  # base lines [start, end]
+    # One per range, when sent: a digest of its new text (identical changes do not meet).
+    digests: list[str | None] | None = None
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = dump(self)  # as the server sends it: no key for none
+        if out.get("digests") is None:
+            out.pop("digests", None)
+        return out
+
+
+class Claim(Model):
+    """Lines of one file a session claims before editing them (SPEC "Line-level claims":
+    range claims): ``lanes checkin --files 'src/auth.py#Login.check'``."""
+
+    path: str
+    base: str | None = None  # the file's blob id at HEAD the lines count in
+    ranges: list[list[int]] = Field(default_factory=list)  # base lines [start, end]
+    symbol: str | None = None  # the symbol they were read from
+
+    @model_serializer(mode="wrap")
+    def _absent_when_none(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = dump(self)  # as the server sends it: no key for none
+        if out.get("symbol") is None:
+            out.pop("symbol", None)
+        return out
 
 
 class Session(Model):
@@ -125,6 +155,9 @@ class Session(Model):
 
     session_id: str
     agent_name: str
+    # Its short name (claude-1), unique among the live sessions; an older server sends
+    # none (use ``shown``).
+    display_name: str | None = None
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
     status_text: str | None = None
@@ -134,14 +167,23 @@ class Session(Model):
     expires_at: Timestamp
     # What the session changed, per file, against HEAD; an older server sends none.
     edits: list[Edit] = Field(default_factory=list)
+    # The lines it claims by range; an older server sends none.
+    claims: list[Claim] = Field(default_factory=list)
+
+    @property
+    def shown(self) -> str:
+        """The name to show a person: the display name, else the agent name."""
+        return self.display_name or self.agent_name
 
 
 class CheckinResult(Model):
     session_id: str
     session_token: str
     agent_name: str
+    display_name: str | None = None  # its short name (claude-1); an older server: none
     declared_area: str | None = None
     declared_files: list[str] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)  # its range claims
     status: Active = "active"
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
@@ -204,6 +246,8 @@ class ProjectInfo(Model):
     conflict_mode: Mode
     heartbeat_interval_seconds: int
     heartbeat_ttl_seconds: int
+    # A refused scope change is queued for the session at once (an older server: None).
+    auto_queue: bool | None = None
 
 
 class Event(Model):
@@ -224,3 +268,83 @@ class EventLog(Model):
     last_offset: int = 0
     recovered: bool = True
     epoch: str | None = None
+
+
+# -- waiting for a lane (SPEC "Waiting for a lane") -------------------------------------------
+
+
+class Holder(Model):
+    """A live session holding some of a wait's paths."""
+
+    session_id: str
+    agent_name: str
+    display_name: str | None = None
+    paths: list[str] = Field(default_factory=list)  # their patterns that hold them
+
+
+class WaitResult(Model):
+    """``queue_wait``'s answer: ``granted`` (the paths joined the claims at once) or
+    queued, with its place in line and who holds the paths. ``offset``: the event offset
+    to follow the socket from (``events(since=offset)``) so that no grant is missed."""
+
+    granted: bool
+    queue_id: str
+    session_id: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    position: int | None = None
+    holders: list[Holder] = Field(default_factory=list)
+    urgency: Annotated[Urgency | Unknown, Field(union_mode="left_to_right")] | None = None
+    expires_at: Timestamp | None = None
+    declared_files: list[str] | None = None
+    offset: int | None = None
+
+
+class Wait(Model):
+    queue_id: str
+    session_id: str
+    agent_name: str
+    display_name: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    urgency: Annotated[Urgency | Unknown, Field(union_mode="left_to_right")] = "normal"
+    status: Annotated[WaitStatus | Unknown, Field(union_mode="left_to_right")] = "waiting"
+    auto: bool = False
+    timeout_seconds: int | None = None
+    created_at: Timestamp | None = None
+    expires_at: Timestamp | None = None
+    ended_at: Timestamp | None = None
+    # In GET /queue: its place in line (1: first for all its paths) and the holders.
+    position: int | None = None
+    holders: list[Holder] = Field(default_factory=list)
+
+
+class QueueList(Model):
+    waits: list[Wait] = Field(default_factory=list)
+    total: int = 0
+    limit: int | None = None
+    offset: int | None = None
+
+
+class ReleaseRequest(Model):
+    from_agent_name: str
+    to_session_id: str
+    to_agent_name: str
+    to_display_name: str | None = None
+    paths: list[str] = Field(default_factory=list)
+    held: list[str] = Field(default_factory=list)
+    reason: str = ""
+    offset: int | None = None
+
+
+class Hotspot(Model):
+    path: str
+    refused: int = 0
+    waits: int = 0
+    waiting_now: int = 0
+    wait_seconds_avg: float | None = None
+    wait_seconds_max: float | None = None
+
+
+class Hotspots(Model):
+    days: int
+    hotspots: list[Hotspot] = Field(default_factory=list)
+    total: int = 0

@@ -148,6 +148,16 @@ def edit_lines(conflict: dict[str, Any]) -> Iterator[str]:
             yield f"{f.get('path')}: {agent} has edited it (lines {theirs}); you have not"
 
 
+def claim_labels(claims: Any) -> list[str]:
+    """Range claims as people read them: ``src/auth.py#Login.check (lines 40-58)``."""
+    out = []
+    for c in claims or []:
+        item = c if isinstance(c, dict) else dict(c)
+        name = f"{item.get('path')}#{item['symbol']}" if item.get("symbol") else item.get("path")
+        out.append(f"{name} (lines {ranges_text(item.get('ranges'))})")
+    return out
+
+
 def ranges_text(ranges: Any) -> str:
     """``10-12, after 40`` for base ranges ``[[10, 12], [41, 40]]`` (lists or tuples)."""
     parts = []

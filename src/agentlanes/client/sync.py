@@ -75,9 +75,12 @@ class Client(ClientBase[httpx.BaseTransport, Any]):
         declared_files: list[str] | None = None,
         *,
         meta: dict[str, Any] | None = None,
+        claims: list[dict[str, Any]] | None = None,
     ) -> m.CheckinResult:
-        """Start a session; the client keeps its token for the calls that follow."""
-        result = self.run(calls.checkin(agent_name, declared_area, declared_files, meta))
+        """Start a session; the client keeps its token for the calls that follow.
+        ``claims``: lines claimed by range, ``[{"path", "base", "ranges", "symbol"?}]``
+        (``agentlanes.client.symbols.claims_of`` reads a symbol's)."""
+        result = self.run(calls.checkin(agent_name, declared_area, declared_files, meta, claims))
         self.session_token = result.session_token
         return result
 
@@ -153,6 +156,43 @@ class Client(ClientBase[httpx.BaseTransport, Any]):
     ) -> m.EventLog:
         """Events after ``since`` over HTTP (of history ``epoch``, when given)."""
         return self.run(calls.event_log(since, limit, epoch))
+
+    # -- waiting for a lane (SPEC) ---------------------------------------------------------
+    def queue_wait(
+        self,
+        paths: list[str],
+        *,
+        timeout_seconds: int | None = None,
+        urgency: m.Urgency | None = None,
+    ) -> m.WaitResult:
+        """Wait for paths others hold: ``granted`` at once when nothing holds them (they
+        joined the claims), else queued with its place in line and the holders. The
+        grant comes later as ``claim.granted`` (an event, a news item); follow
+        ``events(since=result.offset)`` to miss nothing."""
+        return self.run(calls.queue_wait(paths, timeout_seconds, urgency))
+
+    def queue(
+        self,
+        *,
+        session_id: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> m.QueueList:
+        """The project's waits in line order, with positions and holders."""
+        return self.run(calls.queue_list(session_id, limit, offset))
+
+    def queue_cancel(self, queue_id: str) -> m.Wait:
+        """Stop waiting (this session's own wait); those behind it move up."""
+        return self.run(calls.queue_cancel(queue_id))
+
+    def ask(self, to: str, paths: list[str], reason: str) -> m.ReleaseRequest:
+        """Ask the holder ``to`` (name or display name) to release ``paths``: news to it;
+        its release (or message) is news to this session."""
+        return self.run(calls.ask(to, paths, reason))
+
+    def hotspots(self, days: int | None = None, *, limit: int | None = None) -> m.Hotspots:
+        """The paths most refused and waited for in the last ``days`` days."""
+        return self.run(calls.hotspots(days, limit))
 
     # -- event stream ----------------------------------------------------------------------
     def events(

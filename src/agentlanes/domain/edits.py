@@ -14,9 +14,12 @@ lines for the cautious. On two different bases the line numbers cannot be compar
 grade is then ``lines`` (a conflict ahead is assumed), and says so (``same_base`` false).
 
 One shape git merges although the ranges meet: both sides making the very same change
-(git's zealous merge takes it once). Two agents' new lines rarely match, but identical
-deletions happen (both remove one dead function); ranges do not tell a deletion from a
-replacement of the same lines, so the grade stays ``lines``, the cautious side.
+(``xdl_merge`` takes a pair of hunks with the same base lines and the same new lines
+once). Ranges alone cannot tell it (a deletion reads as a replacement of the same lines),
+so each range may carry a digest of its new text (``digests``, one per range:
+``domain/digests.py`` computes them from the diff): two ranges with the same lines and the
+same digest are the same change and do not meet; without digests the grade stays
+``lines``, the cautious side.
 
 The ranges must be read as the merge diffs. merge-ort diffs with the histogram algorithm
 and without the indent heuristic; plain ``git diff`` uses the heuristic (and any
@@ -68,15 +71,28 @@ FILE = "file"
 CLAIMS = "claims"
 
 
+# A range's digest (domain/digests.py), or None where its new text is not known.
+Digest = str | None
+
+
 class FileEdit(NamedTuple):
-    """One session's change to one file: its base blob and the base lines it replaces
-    (sorted by start)."""
+    """One session's change to one file: its base blob, the base lines it replaces
+    (sorted by start) and, when known, a digest of each range's new text (``digests``,
+    one per range; None: none known)."""
 
     base: str | None
     ranges: tuple[Range, ...]
+    digests: tuple[Digest, ...] | None = None
 
     def wire(self, path: str) -> dict[str, Any]:
-        return {"path": path, "base": self.base, "ranges": [list(r) for r in self.ranges]}
+        out: dict[str, Any] = {
+            "path": path,
+            "base": self.base,
+            "ranges": [list(r) for r in self.ranges],
+        }
+        if self.digests is not None:
+            out["digests"] = list(self.digests)
+        return out
 
 
 def hull(ranges: Sequence[Range]) -> Range:
@@ -84,14 +100,33 @@ def hull(ranges: Sequence[Range]) -> Range:
     return (min(s for s, _ in ranges), max(e for _, e in ranges))
 
 
-def meet(mine: Sequence[Range], theirs: Sequence[Range], margin: int = 0) -> bool:
+def meet(
+    mine: Sequence[Range],
+    theirs: Sequence[Range],
+    margin: int = 0,
+    *,
+    my_digests: Sequence[Digest] | None = None,
+    their_digests: Sequence[Digest] | None = None,
+) -> bool:
     """Whether some range of ``mine`` meets some range of ``theirs``: in 0-based half-open
     form ``[s-1, e)``, two changes conflict unless one ends strictly before the other
     starts (``e1 < s2 - 1``), i.e. at least one unchanged base line lies between them;
     ``margin`` asks for more than ``margin`` unchanged lines. Both lists sorted by start;
-    a merge-like sweep, linear in their lengths."""
+    a merge-like sweep, linear in their lengths, as ``xdl_merge`` walks two sides' hunks:
+    a pair with the same lines and the same digest (both known) is one change made twice,
+    which the merge takes once and passes (whatever the margin)."""
     i = j = 0
     while i < len(mine) and j < len(theirs):
+        if (
+            mine[i] == theirs[j]
+            and my_digests is not None
+            and their_digests is not None
+            and my_digests[i] is not None
+            and my_digests[i] == their_digests[j]
+        ):
+            i += 1
+            j += 1
+            continue
         s1, e1 = mine[i][0] - 1, mine[i][1]
         s2, e2 = theirs[j][0] - 1, theirs[j][1]
         if s1 <= e2 + margin and s2 <= e1 + margin:
@@ -108,7 +143,14 @@ def grade_file(mine: FileEdit, theirs: FileEdit, margin: int = 0) -> tuple[str, 
     """``(grade, same_base)`` of two sessions' changes to one file."""
     if mine.base != theirs.base:
         return LINES, False
-    return (LINES if meet(mine.ranges, theirs.ranges, margin) else FILE), True
+    met = meet(
+        mine.ranges,
+        theirs.ranges,
+        margin,
+        my_digests=mine.digests,
+        their_digests=theirs.digests,
+    )
+    return (LINES if met else FILE), True
 
 
 class Graded(NamedTuple):
@@ -186,32 +228,58 @@ def _wire(ranges: Iterable[Range]) -> list[list[int]]:
 
 def parse_unified_zero(diff: str) -> dict[str, list[Range]]:
     """The base ranges per file of ``git diff -U0`` output (``b/`` paths; a deleted file
-    under its old path). Pure text: the agent side runs git.
+    under its old path). Pure text: the agent side runs git. See :func:`read_hunks`."""
+    return {path: [r for r, _ in hunks] for path, hunks in read_hunks(diff, False).items()}
+
+
+# One hunk: the base lines it replaces, and its new lines, each with its line end (a
+# line git marks "\ No newline at end of file" has none); None when not asked for, and
+# for a binary file (WHOLE_FILE), whose lines git does not print.
+Hunk = tuple[Range, list[str] | None]
+
+
+def read_hunks(diff: str, new_text: bool = True) -> dict[str, list[Hunk]]:
+    """The hunks per file of ``git diff -U0`` output (``b/`` paths; a deleted file under
+    its old path), with each hunk's new lines when ``new_text``.
 
     A hunk's body is as long as its header says, as ``git apply`` reads it: a body line
     that looks like a header (an added ``++ x`` prints as ``+++ x``, a deleted SQL comment
     ``-- x`` as ``--- x``) stays body. Lines end at ``\\n`` only: a form feed or U+2028
     inside a line (``str.splitlines`` would cut there) does not end it."""
-    out: dict[str, list[Range]] = {}
+    out: dict[str, list[Hunk]] = {}
     old_path: str | None = None
     path: str | None = None
     old_left = new_left = 0  # body lines of the current hunk still to come
+    new: list[str] | None = None  # the current hunk's new lines (when asked for)
+    last = ""  # the mark of the body line before
     for line in diff.split("\n"):
         if old_left or new_left:
             mark = line[:1]
             if mark == "-" and old_left:
                 old_left -= 1
+                last = mark
                 continue
             if mark == "+" and new_left:
                 new_left -= 1
+                if new is not None:
+                    new.append(line[1:] + "\n")
+                last = mark
                 continue
             if mark == " " and old_left and new_left:  # context (none with -U0)
                 old_left -= 1
                 new_left -= 1
+                last = mark
                 continue
             if mark == "\\":  # "\ No newline at end of file"
+                if last == "+" and new:
+                    new[-1] = new[-1][:-1]
                 continue
             old_left = new_left = 0  # a hunk cut short: read on as headers
+        elif line[:1] == "\\" and last == "+" and new:  # the marker after a hunk's last line
+            new[-1] = new[-1][:-1]
+            last = ""
+            continue
+        last = ""
         if line.startswith("--- "):
             old_path = _diff_path(line[4:].rstrip("\r"))
         elif line.startswith("+++ "):
@@ -223,12 +291,13 @@ def parse_unified_zero(diff: str) -> dict[str, list[Range]]:
             # binary file, and so does this grade).
             binary = _binary_path(line[len("Binary files ") : -len(" differ")])
             if binary is not None:
-                out[binary] = [WHOLE_FILE]
+                out[binary] = [(WHOLE_FILE, None)]
         elif line.startswith("@@ ") and path is not None:
-            old, new = line.split(" ")[1:3]  # -a,b or -a; +c,d or +c
+            old, new_side = line.split(" ")[1:3]  # -a,b or -a; +c,d or +c
             start, count = _hunk_side(old)
-            old_left, new_left = count, _hunk_side(new)[1]
-            out[path].append((start, start + count - 1) if count else (start + 1, start))
+            old_left, new_left = count, _hunk_side(new_side)[1]
+            new = [] if new_text else None
+            out[path].append(((start, start + count - 1) if count else (start + 1, start), new))
     return out
 
 
@@ -254,3 +323,8 @@ def _diff_path(text: str) -> str | None:
         text = text[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
         text = text.encode("latin-1").decode("utf-8", "replace")
     return text[2:] if text[:2] in ("a/", "b/") else text
+
+
+# A path as ``git diff`` prints it (``a/``/``b/`` prefix, C-style quoting), for the agent
+# side's readers of the same text (agent/ledger.py).
+diff_path = _diff_path

@@ -130,7 +130,7 @@ def _start_keepalive(
     if not process.get("agent_pid"):
         return None
     try:
-        from agentlanes.cli.keepalive import start_for_agent, stop_keepalive
+        from agentlanes.agent.keepalive import start_for_agent, stop_keepalive
 
         if restart:
             stop_keepalive(cfg, agent)
@@ -159,6 +159,7 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
     except ConfigError as exc:
         return _start_context(f"agentlanes: {exc}; not checked in")
     process = _agent_process(env)
+    tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
     try:
         if session is not None:
             try:
@@ -172,11 +173,11 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
             kept = False
         if not kept:
             files = (session or {}).get("declared_files") or None
-            tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
             meta = {"tool": tool, "source": str(payload.get("source") or "startup")}
-            session = checkin_for(cfg, agent, files, meta, process)
-        elif process and session is not None:
-            save_session(cfg, {**session, **process})
+            # The program is kept for the keepalive's check-out (``end_session``).
+            session = checkin_for(cfg, agent, files, meta, {**process, "tool": tool})
+        elif session is not None:
+            save_session(cfg, {**session, **process, "tool": tool})
         presence = call(cfg, "GET", "/api/v1/presence")
         from agentlanes.hooks.news import start_cursor  # news from now on (hooks/news.py)
 
@@ -209,53 +210,103 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
 
 
 def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Check out with the changed files (as git sees them) that this session claims, after
-    sending the edits still waiting (``agentlanes.hooks.edits``).
-
-    A session that timed out meanwhile cannot be checked out; its summary and files are
-    still recorded: a check-in claiming nothing (so never refused) and its check-out at
-    once, ``meta.ended_session_id`` naming the session that timed out."""
+    """Check out with the files this agent touched, after sending the edits still waiting
+    (``agentlanes.hooks.edits``); see ``end_session``."""
     try:
         cfg, agent = _setup(payload, env)
     except ConfigError:
         return {}
     if cfg is None or agent is None or not cfg.api_key:
         return {}
-    try:
-        session = read_session(cfg, {}, agent=agent)
-    except ConfigError:
-        return {}
-    if session is None:
-        return {}
-    _stop_keepalive(cfg, agent)
-    _flush_edits(cfg, agent, session)
-    touched = _touched(cfg, session)
-    reason = payload.get("reason") or "other"
+    reason = str(payload.get("reason") or "other")
     tool = str(payload.get("agentlanes_tool") or "claude-code")  # set by the adapters
-    body = {
-        "outcome_status": "completed",
-        "work_summary": f"{TOOL_NAMES.get(tool, tool)} session ended ({reason})",
-        "files_touched": touched,
-    }
-    try:
-        call(cfg, "POST", "/api/v1/checkout", body, session["session_token"])
-    except LeanUnreachable:
-        return {}  # the session times out on its own; keep the file for a retry
-    except LeanApiError as exc:
-        if exc.status == 410:
-            try:
-                _record_after_end(cfg, agent, session, body, tool)
-            except LeanUnreachable:
-                return {}
-            except LeanApiError:
-                pass
-        elif exc.status != 404:
-            return {}
-    forget_session(cfg, agent)
-    from agentlanes.hooks.edits import forget
-
-    forget(cfg, agent)
+    end_session(cfg, agent, reason, tool)
     return {}
+
+
+def end_session(cfg: LocalConfig, agent: str, reason: str, tool: str | None = None) -> bool:
+    """Check ``agent``'s local session out: the keepalive stopped, the edits still waiting
+    sent, then ``POST /api/v1/checkout`` (outcome completed, the files touched), and the
+    local session forgotten. Run by the agent's session-end hook, or by its keepalive once
+    the agent's process has ended: the session file is locked meanwhile, so whichever
+    comes second finds nothing left to end. ``tool``: the agent's program (``meta.tool``),
+    else the one its session start recorded.
+
+    A session that timed out meanwhile cannot be checked out; its summary and files are
+    still recorded: a check-in claiming nothing (so never refused) and its check-out at
+    once, ``meta.ended_session_id`` naming the session that timed out. False when the
+    server could not be reached (the session file is kept for a retry)."""
+    with _ending(cfg, agent) as session:
+        if session is None:
+            return True
+        _stop_keepalive(cfg, agent)
+        _flush_edits(cfg, agent, session)
+        touched = _touched(cfg, session)
+        tool = tool or str(session.get("tool") or "claude-code")
+        body = {
+            "outcome_status": "completed",
+            "work_summary": f"{TOOL_NAMES.get(tool, tool)} session ended ({reason})",
+            "files_touched": touched,
+        }
+        try:
+            call(cfg, "POST", "/api/v1/checkout", body, session["session_token"])
+        except LeanUnreachable:
+            return False  # the session times out on its own; keep the file for a retry
+        except LeanApiError as exc:
+            if exc.status == 410:
+                try:
+                    _record_after_end(cfg, agent, session, body, tool)
+                except LeanUnreachable:
+                    return False
+                except LeanApiError:
+                    pass
+            elif exc.status != 404:
+                return False
+        from agentlanes.hooks.news import keep_cursor  # for a resume (hooks/news.py)
+
+        keep_cursor(cfg, agent, session)
+        forget_session(cfg, agent)
+        from agentlanes.hooks.edits import forget
+
+        forget(cfg, agent)
+    return True
+
+
+class _ending:
+    """The agent's session file, read under an exclusive lock (``flock`` on the file
+    itself), or None when there is none any more: the session-end hook and the keepalive
+    may both try to end one session at once, and only the first may check it out."""
+
+    def __init__(self, cfg: LocalConfig, agent: str) -> None:
+        self.cfg = cfg
+        self.agent = agent
+        self.fd: int | None = None
+
+    def __enter__(self) -> dict[str, Any] | None:
+        path = self.cfg.session_file(self.agent)
+        if path is None:
+            return None
+        try:
+            self.fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            import fcntl
+
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except ImportError:
+            pass
+        try:
+            # The file may have been ended (removed) or replaced while we waited.
+            if os.fstat(self.fd).st_ino != os.stat(path).st_ino:
+                return None
+            return read_session(self.cfg, {}, agent=self.agent)
+        except (OSError, ConfigError):
+            return None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
 
 
 def _flush_edits(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
@@ -275,7 +326,7 @@ def _flush_edits(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
 
 def _stop_keepalive(cfg: LocalConfig, agent: str) -> None:
     try:
-        from agentlanes.cli.keepalive import stop_keepalive
+        from agentlanes.agent.keepalive import stop_keepalive
 
         stop_keepalive(cfg, agent)
     except Exception:  # it ends on its own once the session has ended
@@ -311,6 +362,23 @@ def _touched_locally(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
 
 
 def _touched(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
+    """The files this agent's tool calls changed during the session, committed or not
+    (its after-edit hooks noted them, ``hooks/edits.py``); for an agent whose hooks never
+    noted an edit, in a working tree of its own, what git sees changed that its claims
+    cover (``_changed_and_claimed``)."""
+    from agentlanes.agent.tree import others
+    from agentlanes.hooks.edits import touched
+
+    agent = str(session.get("agent_name") or "")
+    noted = touched(cfg, agent, session) if agent else None
+    if noted is not None:
+        return noted[:10_000]
+    if agent and others(cfg, agent):
+        return []  # in a shared tree git's changes are everyone's: none is known as ours
+    return _changed_and_claimed(cfg, session)
+
+
+def _changed_and_claimed(cfg: LocalConfig, session: dict[str, Any]) -> list[str]:
     """The files git sees changed or untracked that this session's claims cover.
 
     Other agents may work in the same tree, so not every change is ours: the server says

@@ -146,6 +146,10 @@ def file_edits(root: str, paths: list[str]) -> list[dict[str, Any]]:
                 out.append({"path": path, "base": None, "ranges": [[1, 0]]})
         elif not os.path.isdir(os.path.join(root, path)):
             out.append({"path": path, "base": None, "ranges": []})  # made and removed again
+    if tracked:  # each range's digest of its new text: identical changes do not meet
+        from agentlanes.domain.digests import with_digests
+
+        with_digests(out, text)
     return out
 
 
@@ -164,6 +168,74 @@ def _ignored(root: str, paths: list[str]) -> set[str]:
     except (OSError, subprocess.SubprocessError):
         return set()
     return {p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def own_edits(cfg: LocalConfig, agent: str, edits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``edits`` (``file_edits``: the files' diff against ``HEAD``) as this agent's own
+    (SPEC "Many agents, one working tree"): in a working tree of its own, all of them; in
+    one shared with other live agents, only the hunks holding lines its own tool calls
+    changed (``agent/ledger.py``), the rest being others' or a person's. A file the
+    ledger does not follow (no hook of any agent saw it change) stays as git says."""
+    from agentlanes.agent.tree import ledger_of, others
+
+    if cfg.root is None or not edits or not others(cfg, agent):
+        return edits
+    ledger = ledger_of(cfg)
+    changed = [e["path"] for e in edits if e["base"] is not None and e["ranges"]]
+    hunks: dict[str, Any] = {}
+    if changed:
+        from agentlanes.agent.ledger import parse_hunks
+        from agentlanes.domain.edits import GIT_DIFF_ARGS
+
+        diff = _git(cfg.root, [*GIT_DIFF_ARGS, "--no-renames", "HEAD", "--", *changed])
+        if diff is None:
+            raise GitUnreadable(f"git diff failed in {cfg.root}")
+        hunks = parse_hunks(diff.decode("utf-8", "surrogateescape"))
+    out = []
+    for e in edits:
+        if not e["ranges"]:
+            out.append(e)
+            continue
+        new_file = e["base"] is None
+        mine = ledger.owned_ranges(e["path"], agent, hunks.get(e["path"], []), new_file)
+        if mine is None:
+            out.append(e)
+            continue
+        keep = [k for k, r in enumerate(e["ranges"]) if tuple(r) in set(mine)]
+        e = {**e, "ranges": [e["ranges"][k] for k in keep]}
+        if isinstance(e.get("digests"), list):  # one per range
+            e["digests"] = [e["digests"][k] for k in keep if k < len(e["digests"])]
+        out.append(e)
+    return out
+
+
+def head_content(root: str, path: str) -> Any:
+    """The file's content at ``HEAD`` as the ledger reads it (``agent/ledger.Content``);
+    an empty one when ``HEAD`` has no such file."""
+    from agentlanes.agent.ledger import Content
+
+    raw = _git(root, ["cat-file", "blob", f"HEAD:{path}"])
+    return Content(raw if raw is not None else None)
+
+
+def observe_after(cfg: LocalConfig, agent: str, paths: list[str]) -> None:
+    """After ``agent``'s tool call: its changes to ``paths`` go into the working tree's
+    ledger. A file the ledger did not follow yet (no before-hook saw it) starts, in a tree
+    shared with other live agents, from ``HEAD``: whatever differs is taken as this
+    call's; in a tree of its own, from the file as it is (git's diff is the agent's
+    there), which spares the hook a git call."""
+    from agentlanes.agent.tree import ledger_of, others
+
+    ledger = ledger_of(cfg)
+    if ledger is None or cfg.root is None:
+        return
+    shared: bool | None = None
+    for path in paths:
+        before = None
+        if not ledger.has(path):
+            shared = bool(others(cfg, agent)) if shared is None else shared
+            before = head_content(cfg.root, path) if shared else None
+        ledger.observe(path, agent, wrote=True, before=before)
 
 
 # -- the agent's state -----------------------------------------------------------------------
@@ -229,8 +301,10 @@ def note(
     *,
     spawn: bool = True,
     env: dict[str, str] | None = None,
+    touched: list[str] | None = None,
 ) -> str:
-    """Record ``paths`` (repository paths) as touched and make sure a send follows within
+    """Record ``paths`` (repository paths) as pending (``touched``: those the agent
+    changed, for its check-out's ``files_touched``) and make sure a send follows within
     ``DEBOUNCE_SECONDS``. Returns what happened: ``"scheduled"`` (a sender was started),
     ``"waiting"`` (one is scheduled already), ``"sent"`` (sent at once) or ``"later"``.
     ``env``: the hook's environment, which the sender reads its configuration from."""
@@ -241,6 +315,8 @@ def note(
     with _Locked(path, _key(session)) as state:
         for p in paths:
             state["pending"].setdefault(p, now)
+        if touched:
+            state["touched"] = list(dict.fromkeys([*(state.get("touched") or []), *touched]))
         sender = state.get("sender_at")
         if isinstance(sender, int | float) and now < sender + SENDER_GRACE_SECONDS:
             return "waiting"
@@ -325,7 +401,8 @@ def flush(
     if not pending:
         return []
     try:
-        edits = _changes(file_edits(cfg.root, list(pending)), sent_before)
+        edits = own_edits(cfg, agent, file_edits(cfg.root, list(pending)))
+        edits = _changes(edits, sent_before)
         if edits:
             call(cfg, "POST", "/api/v1/status", {"edits": edits}, token)
     except (LeanUnreachable, GitUnreadable):
@@ -352,7 +429,7 @@ def record_sent(
     with _Locked(path, _key(session)) as state:
         for e in edits:
             if e["ranges"]:
-                state["sent"][e["path"]] = {"base": e["base"], "ranges": e["ranges"]}
+                state["sent"][e["path"]] = _held(e)
             else:
                 state["sent"].pop(e["path"], None)
         state["last_send"] = time.time()
@@ -370,10 +447,19 @@ def _changes(edits: list[dict[str, Any]], sent: dict[str, Any]) -> list[dict[str
             if len(held) >= MAX_FILES:
                 continue  # stays a plain claim
             held.add(e["path"])
-        elif before == {"base": e["base"], "ranges": e["ranges"]}:
+        elif before == _held(e):
             continue
         out.append(e)
     return out
+
+
+def _held(edit: dict[str, Any]) -> dict[str, Any]:
+    """What the server holds of a sent edit: its base, ranges and digests (new text on
+    the same lines is a change to send: a stale digest could pass a conflict)."""
+    held = {"base": edit["base"], "ranges": edit["ranges"]}
+    if "digests" in edit:
+        held["digests"] = edit["digests"]
+    return held
 
 
 def pending(cfg: LocalConfig, agent: str) -> dict[str, Any]:
@@ -403,6 +489,15 @@ def last_reported(
         for p, e in sent.items()
         if isinstance(e, dict)
     ]
+
+
+def touched(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> list[str] | None:
+    """The files this session's tool calls changed (committed or not), as its hooks
+    noted them; None when no after-edit hook ever ran for it."""
+    state = pending(cfg, agent)
+    if state.get("session") != _key(session) or not isinstance(state.get("touched"), list):
+        return None
+    return [p for p in state["touched"] if isinstance(p, str)]
 
 
 def forget(cfg: LocalConfig, agent: str) -> None:
@@ -440,7 +535,9 @@ def after_files(
     base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
     paths = repo_paths(cfg.root, [os.path.join(base, f) for f in files])
     paths = [p for p in paths if not os.path.isdir(os.path.join(cfg.root, p))]
-    return note(cfg, agent, session, paths, spawn=spawn, env=env)
+    observe_after(cfg, agent, paths)
+    # The files its own tool calls changed, for its check-out's files_touched.
+    return note(cfg, agent, session, paths, spawn=spawn, env=env, touched=paths)
 
 
 def flush_for(payload: dict[str, Any], env: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ import os
 import sys
 
 from agentlanes.client.config import ConfigError, list_sessions, load_config, read_session
-from agentlanes.client.report import claimed_earlier, conflict_lines, is_certain
+from agentlanes.client.report import capped, claimed_earlier, conflict_lines, is_certain
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call_many
 
 TYPE_CHECKING = False
@@ -120,6 +120,12 @@ def check(
         return ALLOW
 
     session = read_session(cfg, env)
+    theirs = others_staged(cfg, session, todo, cwd)
+    if theirs:
+        for line in theirs:
+            say(line)
+        say(HOW_PAST)
+        return REFUSE
     token = session["session_token"] if session else None
     if not token:
         # Several agents share this tree and none of them started this commit (or none
@@ -221,6 +227,59 @@ def check(
         return ALLOW
     say("commit allowed (warn mode); tell the agents above, or narrow your change")
     return ALLOW
+
+
+def others_staged(
+    cfg: Any, session: dict[str, Any] | None, paths: list[str], cwd: str | None
+) -> list[str]:
+    """In a working tree shared with other live agents: the lines to say when the commit
+    stages lines another of them changed and has not committed (SPEC "Many agents, one
+    working tree"), in every mode; none when it stages only the committer's (or a
+    person's) lines. Read from the tree's ledger (``agent/ledger.py``) and git's diff of
+    the staged copy against ``HEAD``."""
+    from agentlanes.agent.ledger import Content, lines_text, parse_hunks
+    from agentlanes.agent.tree import ledger_of, others
+    from agentlanes.domain.edits import GIT_DIFF_ARGS
+
+    me = session.get("agent_name") if session else None
+    live = others(cfg, me if isinstance(me, str) else None)
+    ledger = ledger_of(cfg) if live else None
+    followed = [p for p in paths if ledger is not None and ledger.has(p)]
+    if ledger is None or not followed:
+        return []
+    argv = ["git", "--literal-pathspecs", GIT_DIFF_ARGS[0], "--cached", *GIT_DIFF_ARGS[1:]]
+    try:
+        diff = _run_git([*argv, "--no-renames", "--", *followed], cwd)
+    except GitError:
+        return []
+    hunks = parse_hunks(diff.decode("utf-8", "surrogateescape"))
+    lines: list[str] = []
+    held: set[str] = set()
+    holders: set[str] = set()
+    for path in followed:
+        if path not in hunks:
+            continue
+        try:
+            staged = Content(_run_git(["git", "cat-file", "blob", f":{path}"], cwd))
+        except GitError:
+            staged = Content(None)  # deleted in the index
+        for who, numbers in sorted(ledger.owners_in(path, staged, hunks[path]).items()):
+            if who in live:
+                held.add(path)
+                holders.add(who)
+                what = lines_text(numbers) if numbers else "changes"
+                lines.append(f"{path}: {what} of the staged copy are {who}'s (not committed)")
+    if not lines:
+        return []
+    mine = [p for p in paths if p not in held]
+    only = f"`git commit -- {' '.join(mine[:10])}`" if mine else "`git commit -- <your paths>`"
+    return [
+        *capped(lines, SHOWN_LINES),
+        "commit refused: it stages lines that other live agents of this working tree changed "
+        f"and have not committed ({', '.join(sorted(holders)[:5])}). Commit only "
+        f"your own: {only}, or stage your own hunks with `git add -p` and commit those "
+        f"(`git restore --staged {' '.join(sorted(held)[:10])}` unstages theirs)",
+    ]
 
 
 def coordinate_line(conflicts: list[dict[str, Any]]) -> str:

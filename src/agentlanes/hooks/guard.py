@@ -154,6 +154,7 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         raise GuardInputError("stdin: expected a JSON object (a Claude Code hook event)")
     env = dict(os.environ) if env is None else env
     targets, base = tool_targets(payload)
+    _note_read(payload, env, base)
     if not targets:
         return {}
     # The repository the agent works in; else the one of the first file (an agent may
@@ -180,6 +181,9 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         cfg = load_config(found, env)
     except ConfigError as exc:
         return _context("PreToolUse", [f"agentlanes: {exc}; edit not checked"], allow)
+    stale = _stale_write(cfg, payload, env, paths)
+    if stale:
+        return _deny(stale)  # in every mode: it would erase another agent's lines
     if not cfg.api_key:
         print(
             "agentlanes guard: no API key (AGENTLANES_API_KEY or .agentlanes.toml); "
@@ -188,6 +192,104 @@ def decide(payload: Any, env: dict[str, str] | None = None, allow: bool = False)
         )
         return _context("PreToolUse", [], allow)
     return _check_edit(cfg, payload, env, paths, patterns, allow)
+
+
+def _note_read(payload: dict[str, Any], env: dict[str, str], base: str) -> None:
+    """A read (``Read``, each agent's read tool as its adapter maps it, or a shell command
+    that prints files: ``cat``, ``sed -n``) of files the working tree's ledger follows:
+    whole-file writes of them after this are not stale. Never fails the read."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if tool not in ("Read", "Bash") or not isinstance(tool_input, dict):
+        return
+    agent = agent_for(payload, env)
+    if agent is None:
+        return
+    try:
+        if tool == "Read":
+            raw = tool_input.get("file_path")
+            files = [os.path.join(base, raw)] if isinstance(raw, str) and raw else []
+        else:
+            from agentlanes.hooks.shellwrites import read_paths
+
+            command = tool_input.get("command")
+            read = read_paths(command, base) if isinstance(command, str) else []
+            files = [full for full, is_glob in read if not is_glob]
+        root = find_repo_root(os.path.dirname(os.path.normpath(files[0]))) if files else None
+        if root is None:
+            return
+        from agentlanes.agent.ledger import Ledger
+        from agentlanes.client.config import LocalConfig
+        from agentlanes.hooks.edits import repo_paths
+
+        state = LocalConfig(root).state_dir
+        if state is not None:
+            book = Ledger(state, root)
+            for path in repo_paths(root, files):
+                book.read(path, agent)
+    except Exception as exc:  # a read is never refused, nor slowed by a failure here
+        print(f"agentlanes guard: read not noted ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def _stale_write(
+    cfg: LocalConfig, payload: dict[str, Any], env: dict[str, str], paths: list[str]
+) -> str | None:
+    """Before a tool call changes ``paths``: each goes into the working tree's ledger as
+    it is now (what changed since without a hook is nobody's). Then, for a call that
+    replaces whole files (``Write``, a shell ``>`` redirect), the refusal when another
+    live agent of this working tree changed one of them after this agent last read or
+    wrote it (SPEC "Many agents, one working tree"); None when it may go on."""
+    from agentlanes.agent.tree import ledger_of, others
+
+    agent = agent_for(payload, env)
+    ledger = ledger_of(cfg)
+    if ledger is None or not paths:
+        return None
+    for path in paths:
+        ledger.observe(path, None)
+    whole = _whole_file_writes(payload, cfg.root or "", paths)
+    live = others(cfg, agent) if whole and agent else set()
+    if not live:
+        return None
+    lines = []
+    for path in whole:
+        for who, when, which in ledger.stale(path, str(agent), live):
+            at = time.strftime("%H:%M:%S UTC", time.gmtime(when))
+            lines.append(
+                f"agentlanes: {path}: {who} changed it ({which}, at {at}) after you last "
+                "read or wrote it"
+            )
+    if not lines:
+        return None
+    return "\n".join(
+        [
+            *lines[:SHOWN_LINES],
+            "agentlanes: whole-file write refused: it would erase their lines. Read the file "
+            "again, then make your change with an edit of the lines you mean (or write it "
+            "whole once you have read it)",
+        ]
+    )
+
+
+def _whole_file_writes(payload: dict[str, Any], root: str, paths: list[str]) -> list[str]:
+    """Of ``paths``, the ones this tool call replaces whole: a ``Write``'s file, a shell
+    command's ``>`` redirect targets (``hooks/shellwrites.py``). Anchored edits
+    (``Edit``, ``apply_patch``, Gemini's ``replace``) replace only what they name."""
+    tool = payload.get("tool_name")
+    if tool == "Write":
+        return paths
+    if tool != "Bash":
+        return []
+    command = (payload.get("tool_input") or {}).get("command")
+    cwd = payload.get("cwd")
+    if not isinstance(command, str):
+        return []
+    from agentlanes.hooks.edits import repo_paths
+    from agentlanes.hooks.shellwrites import overwritten_paths
+
+    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    targets = [full for full, is_glob in overwritten_paths(command, base) if not is_glob]
+    return [p for p in repo_paths(root, targets) if p in paths]
 
 
 def _check_edit(
@@ -211,6 +313,8 @@ def _check_edit(
         body["paths"] = paths
     if patterns:
         body["patterns"] = patterns
+    if session and session.get("claims"):  # my lines of a file are my claim there (range claims)
+        body["claims"] = session["claims"]
     # Usually one request: the check, without the token when we know our session's id, so
     # our own claims come back too and say which files are already ours. A heartbeat goes
     # along once half the heartbeat interval has passed (an agent at work is alive); the
@@ -334,6 +438,12 @@ def _claim(
         "agent_name"
     ):
         session["declared_files"] = result.get("declared_files", wanted)
+        # The claims its edits brought: a commit that leaves none of its lines in one
+        # takes it out again (hooks/post_commit.py); claims declared at check-in stay.
+        joined = [p for p in session.get("edit_claims") or [] if isinstance(p, str)]
+        session["edit_claims"] = list(
+            dict.fromkeys([*joined, *(p for p in new if p not in declared)])
+        )
         save_session(cfg, session)
     return []
 

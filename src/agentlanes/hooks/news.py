@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 
+from agentlanes.agent.keepalive import running_keepalive
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
 from agentlanes.domain.words import FENCE_CLOSE, FENCE_OPEN, fenced, fenced_item
 from agentlanes.hooks.agent_name import agent_for
@@ -50,30 +51,6 @@ def news_file(cfg: LocalConfig, agent: str) -> str | None:
     """``sessions/<agent>.news.jsonl`` beside the agent's session file."""
     session_file = cfg.session_file(agent)
     return None if session_file is None else session_file[: -len(".json")] + ".news.jsonl"
-
-
-def running_keepalive(pid_file: str, socket: bool = False) -> int | None:
-    """The pid in ``pid_file`` if that process is still a keepalive (pids get reused: its
-    command line says so), one holding the socket (``--socket``) when ``socket``."""
-    try:
-        with open(pid_file, encoding="utf-8") as fh:
-            pid = int(fh.read().strip())
-    except (OSError, ValueError):
-        return None
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            args = fh.read().split(b"\0")
-    except OSError:
-        if os.path.isdir("/proc/self"):
-            return None  # no such process
-        try:  # no /proc (macOS): trust the pid file if the process exists
-            os.kill(pid, 0)
-        except OSError:
-            return None
-        return pid
-    if not any(b"keepalive" in a for a in args):
-        return None
-    return pid if not socket or b"--socket" in args else None
 
 
 def keepalive_running(cfg: LocalConfig, agent: str) -> bool:
@@ -323,15 +300,72 @@ def stop(payload: dict[str, Any], env: dict[str, str] | None = None) -> Any:
 
 def start_cursor(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
     """At ``SessionStart`` (which shows who is live already): the news starts from now,
-    unless a resumed session has a cursor of its own (it then hears what it missed)."""
+    unless a resumed session has a cursor of its own (it then hears what it missed): the
+    live session's, or the one its agent's last session ended with (``keep_cursor``)."""
     try:
         saved = read_session(cfg, {}, agent=agent)
     except ConfigError:
         return
     if saved is None or saved.get("news_cursor") or not session.get("session_token"):
         return
+    kept = _kept_cursor(cfg, agent)
+    if kept:
+        _remember(cfg, agent, kept)
+        return
     try:
         answer = call(cfg, "GET", "/api/v1/news", None, session["session_token"])
     except (LeanUnreachable, LeanApiError):
         return
     _remember(cfg, agent, answer.get("cursor"))
+
+
+# -- across a resume -------------------------------------------------------------------------
+# ``claude -p`` ends its session (SessionEnd checks out) and ``claude -p --resume ID``
+# starts one again under the same name: the news read up to the end goes on from there,
+# so a message sent in between reaches the resumed conversation (once: it is then
+# delivered, and the cursor moves past it).
+
+KEPT_CURSOR_DAYS = 7  # an ended agent's cursor is kept this long for a resume
+
+
+def _kept_cursor_file(cfg: LocalConfig, agent: str) -> str | None:
+    session_file = cfg.session_file(agent)
+    return None if session_file is None else session_file[: -len(".json")] + ".news-cursor"
+
+
+def keep_cursor(cfg: LocalConfig, agent: str, session: dict[str, Any]) -> None:
+    """At the session's end: keep its news cursor beside the session files (the session
+    file goes), for the next start under this agent's name; older kept cursors of
+    conversations never resumed are removed."""
+    cursor = session.get("news_cursor")
+    path = _kept_cursor_file(cfg, agent)
+    if path is None or not isinstance(cursor, str) or _position(cursor) is None:
+        return
+    import time
+
+    folder = os.path.dirname(path)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(cursor)
+        old = time.time() - KEPT_CURSOR_DAYS * 86400
+        for name in os.listdir(folder):
+            if name.endswith(".news-cursor"):
+                other = os.path.join(folder, name)
+                if os.path.getmtime(other) < old:
+                    os.unlink(other)
+    except OSError:
+        pass  # the resumed session's news then starts from its start
+
+
+def _kept_cursor(cfg: LocalConfig, agent: str) -> str | None:
+    """The cursor the agent's last session ended with (taken: removed as read)."""
+    path = _kept_cursor_file(cfg, agent)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cursor = fh.read(100).strip()
+        os.unlink(path)
+    except OSError:
+        return None
+    return cursor if _position(cursor) is not None else None

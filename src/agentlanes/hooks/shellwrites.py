@@ -51,7 +51,13 @@ def written_paths(command: str, cwd: str) -> list[Target]:
     return list(found)
 
 
-def _walk(command: str, cwd: str, depth: int) -> Iterator[Target]:
+def overwritten_paths(command: str, cwd: str) -> list[Target]:
+    """The files the command's ``>`` redirections (``>``, ``>|``, ``&>``, ``N>``; not
+    ``>>``) replace whole: a stale copy written there erases what others changed."""
+    return list(dict.fromkeys(_walk(command, cwd, depth=0, truncating=True)))
+
+
+def _walk(command: str, cwd: str, depth: int, truncating: bool = False) -> Iterator[Target]:
     if depth > 3:
         return
     try:
@@ -59,7 +65,7 @@ def _walk(command: str, cwd: str, depth: int) -> Iterator[Target]:
     except ValueError:
         return  # unbalanced quotes: the shell would refuse it too
     base = cwd
-    for words, redirects in _simple_commands(tokens):
+    for words, redirects in _simple_commands(tokens, truncating):
         for target in redirects:
             yield from _target(target, base)
         if not words:
@@ -73,10 +79,43 @@ def _walk(command: str, cwd: str, depth: int) -> Iterator[Target]:
                 base = os.path.join(base, words[1])
             continue
         if name in SHELLS and len(words) > 2 and words[1] == "-c":
-            yield from _walk(words[2], base, depth + 1)
+            yield from _walk(words[2], base, depth + 1, truncating)
+            continue
+        if truncating:
             continue
         for raw, where in _command_writes(name, words[1:], base):
             yield from _target(raw, where)
+
+
+# Commands that print files (an agent's way of reading one from its shell: Codex reads with
+# ``sed -n``, ``cat``, ``nl``), and their options that take a value.
+READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat"})
+READER_VALUES = {"-n", "-c", "--lines", "--bytes", "-s", "-v", "-w", "-b"}
+
+
+def read_paths(command: str, cwd: str) -> list[Target]:
+    """The files the command prints (``cat``, ``head``, ``tail``, ``nl``, ``sed`` without
+    ``-i``, ...): an agent that ran it has read them. Read as ``written_paths`` reads."""
+    try:
+        tokens = _tokens(_drop_heredoc_bodies(command))
+    except ValueError:
+        return []
+    found: dict[Target, None] = {}
+    base = cwd
+    for words, _ in _simple_commands(tokens):
+        words = _unwrap(words)
+        if not words:
+            continue
+        name = os.path.basename(words[0])
+        if name == "cd" and len(words) > 1 and not _unknowable(words[1]):
+            base = os.path.join(base, words[1])
+        elif name in READERS:
+            for raw in _operands(words[1:], takes_value=READER_VALUES):
+                found.update(dict.fromkeys(_target(raw, base)))
+        elif name == "sed":
+            for raw in _sed_files(words[1:], reading=True):
+                found.update(dict.fromkeys(_target(raw, base)))
+    return list(found)
 
 
 def _drop_heredoc_bodies(command: str) -> str:
@@ -152,8 +191,11 @@ def _newlines_as_semicolons(command: str) -> str:
     return "".join(out)
 
 
-def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]:
-    """(words, redirection targets that write) of each simple command."""
+def _simple_commands(
+    tokens: list[str], truncating: bool = False
+) -> Iterator[tuple[list[str], list[str]]]:
+    """(words, redirection targets that write; ``truncating``: only those that replace
+    the file) of each simple command."""
     words: list[str] = []
     redirects: list[str] = []
     i = 0
@@ -172,6 +214,8 @@ def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]
             target = tokens[i + 1] if i + 1 < len(tokens) else ""
             if op == ">&" and (target.isdigit() or target == "-"):
                 pass  # duplicating a descriptor: no file
+            elif truncating and op in (">>", "&>>", ">&", "<>"):
+                pass  # appends (or a descriptor): the file's lines stay
             elif op != "<>" and target and target not in SEPARATORS:
                 redirects.append(target)
             i += 2
@@ -226,7 +270,8 @@ def _command_writes(name: str, args: list[str], base: str) -> Iterator[tuple[str
         yield from _git_writes(args, base)
 
 
-def _sed_files(args: list[str]) -> list[str]:
+def _sed_files(args: list[str], reading: bool = False) -> list[str]:
+    """The files ``sed`` edits in place (``reading``: the files it only prints)."""
     in_place = False
     script_given = False
     operands: list[str] = []
@@ -257,7 +302,7 @@ def _sed_files(args: list[str]) -> list[str]:
         elif not arg.startswith("-") or arg == "-":
             operands.append(arg)
         i += 1
-    if not in_place:
+    if in_place == reading:
         return []
     return operands if script_given else operands[1:]
 

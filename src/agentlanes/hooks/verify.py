@@ -9,8 +9,11 @@ with the caller's session token when one is known, so the caller's own session i
 
 - Refused (exit 1): another live session has reported edits (uncommitted changes, line
   ranges against its ``HEAD``) on a file of the range: a conflict whose ``edits`` names the
-  file as edited by ``them`` or ``both``. Each is named: file, agent, their lines, and
-  ``lanes message send AGENT ...``.
+  file as edited by ``them`` or ``both`` (with ``block_on = lines``: only those graded
+  ``lines``; the others are warnings). Each is named: file, agent, their lines, and
+  ``lanes message send AGENT ...``. Lines an agent has committed are no one's edits any
+  more (its post-commit hook reports so), so once every agent has committed the push
+  passes.
 - A claim without edits on a file of the range is a warning (exit 0).
 - Server unreachable, no API key, or an error answer: exit 1 when ``fail_closed``
   (``.agentlanes.toml`` or ``AGENTLANES_FAIL_CLOSED=1``), else a warning and exit 0.
@@ -376,6 +379,12 @@ def check_range(
         if not (mine and c.get("session_id") == mine) and c.get("agent_name") not in ignore_agents
     ]
     held, claimed = _holders(conflicts, set(paths))
+    if held and _block_on(cfg) == "lines":
+        # Only edits graded `lines` refuse (SPEC "Line-level claims").
+        apart = [h for h in held if h.get("grade") != "lines"]
+        held = [h for h in held if h.get("grade") == "lines"]
+        for line in capped((edit_line(h) for h in apart), SHOWN_LINES):
+            say(f"warning: {line} (block_on = lines: only edits that meet refuse)")
     verdict.data["edits"] = held
     verdict.data["claims"] = [
         {
@@ -414,6 +423,17 @@ def check_range(
         passes = "push passes" if push else "verify passes"
         say(f"{passes}: no other live session has edits on the {counted}")
     return verdict
+
+
+def _block_on(cfg: Any) -> str | None:
+    """The project's ``block_on`` (None when the server does not say)."""
+    from agentlanes.hooks.http import call
+
+    try:
+        project = call(cfg, "GET", "/api/v1/project")
+    except (LeanUnreachable, LeanApiError):
+        return None
+    return project.get("block_on") if isinstance(project, dict) else None
 
 
 def pre_push(

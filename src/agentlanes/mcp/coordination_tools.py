@@ -162,7 +162,10 @@ def add_coordination_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     @server.tool(annotations=CHANGES)
     async def message_send(
         ctx: Context,
-        to: Annotated[str, about("An agent's name, or 'broadcast' for every agent.")],
+        to: Annotated[
+            str,
+            about("A live agent's name or display name (claude-1), or 'broadcast' for all."),
+        ],
         body: Annotated[str, about("The message (up to 50,000 characters).")],
         type: Annotated[str | None, about("A kind of message, e.g. 'question', 'handoff'.")] = None,
         thread_id: Annotated[

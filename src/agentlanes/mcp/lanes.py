@@ -36,6 +36,8 @@ def agent_error(exc: ClientError) -> ToolError:
         return ToolError(
             "SESSION_NOT_FOUND: the server does not know your session; call `checkin`."
         )
+    if exc.code == "AGENT_NOT_FOUND":
+        return ToolError(f"AGENT_NOT_FOUND: {exc.message}; send to one of them by its name.")
     if exc.code == "VALIDATION_ERROR" and exc.field:
         return ToolError(
             f"VALIDATION_ERROR: {exc.message} (argument `{exc.field}`); fix it and retry."
@@ -150,7 +152,7 @@ class Lanes:
         self.agent = result.agent_name
         if self.cfg is not None:
             save_checkin(self.cfg, result)
-            from agentlanes.cli.keepalive import restart_for_agent
+            from agentlanes.agent.keepalive import restart_for_agent
 
             restart_for_agent(self.cfg, result.agent_name)  # the agent's keepalive, if any
 

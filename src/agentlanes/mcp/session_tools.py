@@ -5,10 +5,29 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from agentlanes.mcp.arguments import CHANGES, ENDS, READ_ONLY, Area, Globs
 from agentlanes.mcp.lanes import Resolve
+
+
+def _symbol_claims(
+    root: str | None, files: list[str] | None
+) -> tuple[list[str] | None, list[dict[str, Any]] | None]:
+    """``path#Symbol`` entries read into range claims on HEAD, as the CLI reads them (only
+    where this server runs in the checkout); a refusal names the file's symbols."""
+    if not files or not any("#" in f for f in files):
+        return files, None
+    from agentlanes.client.symbols import SymbolError, split_claims
+
+    try:
+        return split_claims(root, files)
+    except SymbolError as exc:
+        raise ToolError(
+            f"VALIDATION_ERROR: declared_files: {exc} (path#Symbol is read on HEAD in your "
+            "checkout: the MCP server that runs there, lanes mcp over stdio, reads it)"
+        ) from None
 
 
 def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
@@ -29,7 +48,9 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         declared_files: Globs = None,
     ) -> dict[str, Any]:
         """Start your session before you edit: your name, work area and the file globs
-        you will touch.
+        you will touch. To claim only the lines you touch, name a symbol in
+        declared_files as path#Symbol (e.g. 'src/auth.py#Login.check'): another agent
+        can then work on another function of the same file.
 
         Returns your session and its conflicts: the other live agents whose area or
         files overlap yours, with an example path both claim and whether the overlap is
@@ -37,10 +58,13 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         naming who holds what). This server keeps the session alive while you stay
         connected."""
         lanes = await resolve(ctx)
-        files, marked = lanes.patterns(declared_files)
+        globs, claims = _symbol_claims(lanes.cfg.root if lanes.cfg else None, declared_files)
+        files, marked = lanes.patterns(globs)
         lanes.refresh()  # the agent that started this server checks in under its own name
         default = lanes.agent or (lanes.cfg.agent_name if lanes.cfg else None)
-        result = await lanes.call(lanes.client.checkin(agent_name or default, declared_area, files))
+        result = await lanes.call(
+            lanes.client.checkin(agent_name or default, declared_area, files, claims=claims)
+        )
         lanes.keep(result)
         lanes.interval = float(result.heartbeat_interval_seconds)
         lanes.start_heartbeat()
@@ -151,6 +175,26 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
                 lanes.client.check_conflicts(paths, patterns=globs, declared_area=declared_area)
             )
         ).raw()
+
+    @server.tool(annotations=CHANGES)
+    async def wait(
+        ctx: Context,
+        paths: Annotated[
+            list[str],
+            Field(description="The files (or globs) another agent holds, e.g. ['src/app.py']."),
+        ],
+        urgency: Annotated[
+            Literal["low", "normal", "high"] | None,
+            Field(description="Your place in line: urgency first, then arrival."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Wait your turn for files another agent holds (after a refusal). Answers at
+        once: granted (they are yours now) or queued with your position and the holders;
+        do other work meanwhile: the grant arrives as news (claim.granted) and the files
+        join your claims."""
+        lanes = await resolve(ctx)
+        files, _ = lanes.patterns(paths)
+        return (await lanes.call(lanes.client.queue_wait(files or paths, urgency=urgency))).raw()
 
     @server.tool(annotations=READ_ONLY)
     async def project(ctx: Context) -> dict[str, Any]:

@@ -24,7 +24,9 @@ from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import utcnow
+from agentlanes.domain import range_claims
 from agentlanes.domain.conflicts import Conflict, ConflictDetector, Scope, SearchTooLong, work_clock
+from agentlanes.domain.range_claims import RangeClaim
 from agentlanes.errors import InvalidInput
 from agentlanes.services import line_claims, names
 from agentlanes.services.checkin_batch import CheckinBatch, Waiting
@@ -49,6 +51,13 @@ class Wanted:
     files: list[str]
     meta: dict[str, Any]
     spent: float  # seconds checking its patterns took (counted in its search budget)
+    # Range claims (SPEC "Line-level claims"): each file claimed by range is held too.
+    claims: tuple[RangeClaim, ...] = ()
+
+    def patterns(self) -> list[str]:
+        """What the detector holds for it: the declared patterns, then each file claimed
+        by range that none of them names as it is."""
+        return line_claims.claimed_paths_joined(self.files, self.claims)
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,7 @@ class Judged:
     blocked: bool
     previous: list[str]  # its agent's live sessions it supersedes
     earlier: str | None  # its agent's session admitted earlier in this batch, superseded
+    display_name: str | None = None  # its short name (services/names.py), unless refused
 
 
 def new_session_id() -> str:
@@ -142,10 +152,11 @@ async def _search_alone(
         current.find,
         live,
         declared_area=wanted.area,
-        patterns=wanted.files,
+        patterns=wanted.patterns(),
         exclude_agent_name=wanted.name,
         max_files=ctx.settings.answer_max_files,
         margin=wanted.project.line_margin,
+        claims=range_claims.by_path(wanted.claims),
     )
 
     def search() -> tuple[list[Conflict], float]:
@@ -153,7 +164,7 @@ async def _search_alone(
         return current.find_alone(live, asked, work_clock() + left), work_clock() - started
 
     try:
-        found, took = await current.alone(search, search_size(wanted.files))
+        found, took = await current.alone(search, search_size(wanted.patterns()))
     except SearchTooLong:
         raise too_long("declared_files", len(live), budget) from None
     item.alone = Alone(found, {s.id: s for s in live}, spent + took)
@@ -180,19 +191,31 @@ class _Judge:
         for s in live:
             self.named.setdefault(s.agent_name, []).append(s.id)
         self.mine: dict[str, str] = {}  # this batch's session ids, by agent name
+        # The range claims of the sessions this batch admitted, per file (for grading).
+        self.also_claims: dict[str, line_claims.Edits] = {}
+        # Display names by agent name: the sessions not ended (overdue ones too, until
+        # they time out) and the ones this batch admitted; a name in use here is not
+        # given to another session (services/names.py).
+        self.shown: dict[str, str] = {
+            s.agent_name: s.display_name or s.agent_name for s in current.sessions.values()
+        }
 
     def __call__(self, wanted: Wanted, alone: Alone | None = None) -> Judged | InvalidInput | Leave:
-        project, area, files = wanted.project, wanted.area, wanted.files
+        project, area = wanted.project, wanted.area
         name = wanted.name or names.generated_agent_name(self.named.keys() | self.mine.keys())
         budget = self.settings.conflict_search_seconds
         left = max(budget - wanted.spent - (alone.spent if alone else 0.0), 0.0)
         found: list[Conflict] = []
-        if files or area:
+        held = wanted.patterns()
+        claimed = range_claims.by_path(wanted.claims)
+        if held or area:
             started = work_clock()
             turn = TURN_SECONDS
             while True:
                 try:
-                    found = self._search(wanted, name, alone, min(started + turn, started + left))
+                    found = self._search(
+                        wanted, name, held, claimed, alone, min(started + turn, started + left)
+                    )
                     break
                 except SearchTooLong:
                     if work_clock() - started >= left:
@@ -219,13 +242,27 @@ class _Judge:
         if earlier is not None:
             self.also.remove(earlier)
         self.mine[name] = session_id
+        # A session that supersedes its agent's keeps that one's display name.
+        shown = self.shown.pop(name, None)
+        if shown is None:
+            taken = set(self.shown.values()) | set(self.shown)
+            shown = names.display_name(name, taken)
+        self.shown[name] = shown
         self.also.add(
-            Scope(session_id=session_id, agent_name=name, declared_area=area, patterns=tuple(files))
+            Scope(session_id=session_id, agent_name=name, declared_area=area, patterns=tuple(held))
         )
-        return Judged(session_id, name, found, False, previous, earlier)
+        if claimed:
+            self.also_claims[session_id] = claimed
+        return Judged(session_id, name, found, False, previous, earlier, shown)
 
     def _search(
-        self, wanted: Wanted, name: str, alone: Alone | None, deadline: float
+        self,
+        wanted: Wanted,
+        name: str,
+        held: list[str],
+        claimed: line_claims.Edits,
+        alone: Alone | None,
+        deadline: float,
     ) -> list[Conflict]:
         """The check-in's conflicts within ``deadline``: a search of the live sessions
         and this batch's, or, after a search alone, that search's answer for the
@@ -233,11 +270,13 @@ class _Judge:
         asked = functools.partial(
             self.current.find,
             declared_area=wanted.area,
-            patterns=wanted.files,
+            patterns=held,
             exclude_agent_name=name,
             max_files=self.settings.answer_max_files,
             margin=wanted.project.line_margin,
             also=self.also,
+            claims=claimed,
+            also_claims=self.also_claims,
         )
         if alone is None:
             return asked(self.live, deadline=deadline)
@@ -260,6 +299,7 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
     session = LiveSession(
         id=judged.session_id,
         agent_name=name,
+        display_name=judged.display_name,
         declared_area=area,
         declared_files=files,
         status_text=None,
@@ -267,11 +307,13 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
         started_at=now,
         last_heartbeat_at=now,
         expires_at=now + timedelta(seconds=project.heartbeat_ttl_seconds),
+        claims=wanted.claims,
     )
     row: dict[str, Any] = {
         "id": session.id,
         "project_id": tx.project_id,
         "agent_name": name,
+        "display_name": judged.display_name,
         "declared_area": area,
         "declared_files": files,
         "meta": wanted.meta,
@@ -282,6 +324,7 @@ async def _write(ctx: ServiceContext, tx: ProjectTx, wanted: Wanted, judged: Jud
         "files_touched": [],
         "claimed_at": claim_times(None, [], files, now, now),
         "edits": {},
+        "claims": line_claims.claims_wire(wanted.claims),
         "started_at": now,
         "last_heartbeat_at": now,
         "expires_at": session.expires_at,

@@ -28,7 +28,8 @@ from typing import Any
 import anyio.to_thread
 
 from agentlanes.clock import utcnow
-from agentlanes.domain.conflicts import ConflictDetector, Scope, work_clock
+from agentlanes.domain import range_claims
+from agentlanes.domain.conflicts import Conflict, ConflictDetector, FileOverlap, Scope, work_clock
 from agentlanes.domain.edits import CLAIMS, grade_pair
 from agentlanes.errors import InvalidInput
 from agentlanes.services import line_claims
@@ -78,20 +79,60 @@ def _pair_view(
 ) -> dict[str, Any]:
     a, b = entry.decided[pair.a], entry.decided[pair.b]
     grade, edited = _grade(pair, rows, margin)
+    listed, certain = pair.files(), pair.certain
+    claimed = _with_range_claims(pair, rows, margin, listed, grade)
+    if claimed is not None:
+        grade, certain, listed = (
+            claimed.grade or grade,
+            claimed.certain,
+            [f._asdict() for f in claimed.overlapping_files],
+        )
     # Certain overlaps first, so a short list still shows the ones that matter.
-    files = sorted(pair.files(), key=lambda f: not f["certain"])
+    files = sorted(listed, key=lambda f: not f["certain"])
     return {
         "a": _side(a),
         "b": _side(b),
         "overlapping_area": pair.overlapping_area,
         "declared_area": a.declared_area if pair.overlapping_area else None,
-        "certain": pair.certain,
+        "certain": certain,
         "overlapping_files": files[:FILES_PER_PAIR],
         "files_total": len(files),
         "files_truncated": pair.truncated,
         "grade": grade,
         "edits": edited,
     }
+
+
+def _with_range_claims(
+    pair: Pair, rows: dict[str, LiveSession], margin: int, files: list[dict[str, Any]], grade: str
+) -> Conflict | None:
+    """The pair graded with the range claims of either side (SPEC "Line-level claims"),
+    as a check-in's conflict is (domain/range_claims.py); None when neither has any."""
+    a, b = rows.get(pair.a), rows.get(pair.b)
+    if a is None or b is None or not (a.claims or b.claims):
+        return None
+    seen = Conflict(
+        session_id=b.id,
+        agent_name=b.agent_name,
+        declared_area=b.declared_area,
+        overlapping_area=pair.overlapping_area,
+        overlapping_files=tuple(
+            FileOverlap(
+                f["pattern"], f["their_pattern"], f["example"], f["certain"], f.get("if_directory")
+            )
+            for f in files
+        ),
+        certain=pair.certain,
+        files_truncated=pair.truncated,
+        grade=grade,
+    )
+    return range_claims.grade_claims(
+        seen,
+        range_claims.Side(a.edits, range_claims.by_path(a.claims)),
+        range_claims.Side(b.edits, range_claims.by_path(b.claims)),
+        i_claim=line_claims.claimer(list(a.declared_files or [])),
+        margin=margin,
+    )
 
 
 async def current_conflicts(

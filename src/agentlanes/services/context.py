@@ -92,6 +92,7 @@ class ServiceContext:
                 raise Unauthorized("this API key's project was deleted")
             tx = ProjectTx(db, project_id, tuple(self.session_end_listeners))
             yield tx
+            await tx.finish()
             await tx.settle()
             await db.flush()
         if tx.events:

@@ -45,6 +45,7 @@ async def end_session(
     data = {
         "session_id": session.id,
         "agent_name": session.agent_name,
+        "display_name": session.display_name or session.agent_name,
         "declared_area": session.declared_area,
         "status": status,
         "outcome_status": session.outcome_status,
@@ -71,6 +72,9 @@ async def expire_project_sessions(ctx: ServiceContext, project_id: int) -> int:
         due = (await tx.db.exec(stmt.with_for_update())).all()
         if not due:
             return 0
+        # The projection at this transaction's start: what ends with the sessions (their
+        # waits, the grants of what they held) reads it (services/queue.py).
+        await ctx.projections.current(tx.db, project_id)
         overdue, fresh = await ctx.liveness.claim_overdue([s.id for s in due], now)
         ended = set(overdue)
         for session in due:

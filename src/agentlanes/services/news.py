@@ -33,6 +33,7 @@ from agentlanes.services.context import ServiceContext
 from agentlanes.services.projection import LiveProject, LiveSession, Recent
 from agentlanes.services.session_auth import check_token
 from agentlanes.services.sessions import current_projection
+from agentlanes.services.views import shown_name
 from agentlanes.store import queries
 from agentlanes.store.models import Project
 
@@ -71,7 +72,14 @@ Kind = Literal[
     "consensus.vote_requested",
     "consensus.outcome",
     "project.mode",
+    "claim.granted",
+    "queue.timed_out",
+    "queue.waiting",
+    "release.requested",
+    "release.answered",
 ]
+# Free text of another agent (a release request's reason) shown in an item, at most.
+REASON_CHARS = 300
 
 
 def cursor_of(offset: int, epoch: str) -> str:
@@ -269,10 +277,22 @@ def item_for(
     if kind in ("agent.checkin", "agent.status"):
         found = _overlap_began(current, mine, data["session"], recent.before, deadline)
         found = found or _edits_meet(mine, data["session"], recent.before, project.line_margin)
+        found = found or _release_answered(
+            current, mine, data["session"]["session_id"], recent.before, data["session"]
+        )
     elif kind in ("agent.checkout", "agent.timeout"):
         found = _overlap_ended(current, mine, data, recent.before, deadline)
+        found = found or _release_answered(current, mine, data["session_id"], recent.before, None)
+    elif kind == "claim.granted":
+        found = _granted(mine, data)
+    elif kind == "queue.left":
+        found = _wait_timed_out(mine, data)
+    elif kind == "queue.joined":
+        found = _waits_for_yours(mine, data["entry"], deadline)
+    elif kind == "release.requested":
+        found = _asked_to_release(mine, data)
     elif kind == "message.created":
-        found = _message(mine, data["message"])
+        found = _message(current, mine, data["message"])
     elif kind.startswith("task.") or kind == "checkpoint.resolved":
         found = _task(current, mine, recent)
     elif kind in ("lease.released", "lease.expired"):
@@ -400,10 +420,13 @@ def _overlap_began(
 ) -> dict[str, Any] | None:
     if session["session_id"] == mine.id or session["agent_name"] == mine.agent_name:
         return None
-    who = session["agent_name"]
+    who = session.get("display_name") or session["agent_name"]
     now = list(session.get("declared_files") or [])
     had = set(before.declared_files) if before is not None else set()
-    refs: dict[str, Any] = {"session_id": session["session_id"], "agent_name": who}
+    refs: dict[str, Any] = {
+        "session_id": session["session_id"],
+        "agent_name": session["agent_name"],
+    }
     began, complete = _pairs(mine.declared_files, [p for p in now if p not in had], deadline)
     area = session.get("declared_area")
     shares_area = bool(area) and area == mine.declared_area
@@ -451,7 +474,7 @@ def _edits_meet(
             continue
         if path in earlier and grade_file(mine.edits[path], earlier[path], margin)[0] == LINES:
             continue  # they met already: said then
-        who = session["agent_name"]
+        who = session.get("display_name") or session["agent_name"]
         how = (
             f"lines {_ranges_text(theirs[path].ranges)} meet yours "
             f"({_ranges_text(mine.edits[path].ranges)})"
@@ -463,7 +486,7 @@ def _edits_meet(
             "text": f"{who}'s edits to {path} on {how}: a merge conflict ahead "
             f"(coordinate: lanes message send {who} ...)",
             "session_id": session["session_id"],
-            "agent_name": who,
+            "agent_name": session["agent_name"],
             "path": path,
             "grade": LINES,
             "same_base": same,
@@ -491,7 +514,7 @@ def _overlap_ended(
     )
     ended, complete = _pairs(mine.declared_files, before.declared_files, deadline)
     refs = {"session_id": data["session_id"], "agent_name": before.agent_name}
-    lead = f"{before.agent_name} {how}"
+    lead = f"{shown_name(before)} {how}"
     if not ended:
         if not complete:
             text = f"{lead}: its claims may have overlapped yours"
@@ -522,7 +545,7 @@ def _freed(
             []
             if not third
             else [
-                c.agent_name
+                _shown(current, c.session_id, c.agent_name)
                 for c in current.find(
                     list(current.sessions.values()),
                     paths=[o.example],
@@ -547,7 +570,128 @@ def _freed(
     }
 
 
-def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | None:
+def _paths_text(paths: Iterable[str], named: int = 3) -> str:
+    listed = list(paths)
+    more = f" and {len(listed) - named} more" if len(listed) > named else ""
+    return ", ".join(listed[:named]) + more
+
+
+def _granted(mine: LiveSession, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Its wait for a lane was granted: the paths are in its claims now."""
+    entry = data.get("entry") or {}
+    if entry.get("session_id") != mine.id:
+        return None
+    paths = entry.get("paths") or []
+    return {
+        "kind": "claim.granted",
+        "text": f"granted: {_paths_text(paths)} is yours now (you waited "
+        f"{data.get('waited_seconds', 0):.0f} s; it joined your claims): go ahead and edit",
+        "queue_id": entry.get("queue_id"),
+        "paths": paths,
+        "waited_seconds": data.get("waited_seconds"),
+    }
+
+
+def _wait_timed_out(mine: LiveSession, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Its wait timed out (a cancelled wait is its own doing; an ended one ended with it)."""
+    entry = data.get("entry") or {}
+    if entry.get("session_id") != mine.id or data.get("reason") != "timed_out":
+        return None
+    paths = entry.get("paths") or []
+    return {
+        "kind": "queue.timed_out",
+        "text": f"your wait for {_paths_text(paths)} timed out after "
+        f"{entry.get('timeout_seconds')} s without a grant: wait again (lanes wait "
+        f"{' '.join(paths[:3])}), ask the holder (lanes ask), or work on other files",
+        "queue_id": entry.get("queue_id"),
+        "paths": paths,
+    }
+
+
+def _waits_for_yours(
+    mine: LiveSession, entry: dict[str, Any], deadline: float
+) -> dict[str, Any] | None:
+    """Another agent now waits for paths this session claims."""
+    if entry.get("session_id") == mine.id or entry.get("agent_name") == mine.agent_name:
+        return None
+    pairs, _ = _pairs(mine.declared_files, entry.get("paths") or [], deadline)
+    pairs = [p for p in pairs if p[2].certain]
+    if not pairs:
+        return None
+    who = entry.get("display_name") or entry.get("agent_name")
+    waiting = sorted({t for _, t, _ in pairs})
+    return {
+        "kind": "queue.waiting",
+        "text": f"{who} is waiting for {_paths_text(waiting)}, which you claim: release "
+        f"what you are done with (lanes release {' '.join(waiting[:3])})",
+        "queue_id": entry.get("queue_id"),
+        "agent_name": entry.get("agent_name"),
+        "paths": waiting,
+    }
+
+
+def _asked_to_release(mine: LiveSession, data: dict[str, Any]) -> dict[str, Any] | None:
+    """Another agent asks this session to release paths."""
+    if data.get("to_session_id") != mine.id:
+        return None
+    who = data.get("from_display_name") or data.get("from_agent_name")
+    reason = " ".join(str(data.get("reason") or "").split())
+    if len(reason) > REASON_CHARS:
+        reason = reason[:REASON_CHARS] + "…"
+    held = data.get("held") or data.get("paths") or []
+    return {
+        "kind": "release.requested",
+        "text": f"{who} asks you to release {_paths_text(held)}: {reason} (answer: lanes "
+        f"release {' '.join(held[:3])}, or lanes message send {who} ...)",
+        "from": data.get("from_agent_name"),
+        "from_display_name": who,
+        "paths": held,
+    }
+
+
+def _release_answered(
+    current: LiveProject,
+    mine: LiveSession,
+    holder_id: str,
+    before: LiveSession | None,
+    after: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The holder this session asked to release paths let go of some of them (narrowed
+    its claims, or ended)."""
+    asked = current.asked.get((mine.id, holder_id))
+    if asked is None or before is None:
+        return None
+    now = set((after or {}).get("declared_files") or [])
+    dropped = [p for p in before.declared_files if p not in now]
+    freed = [h for h in asked.get("held") or [] if h in dropped]
+    if not freed:
+        return None
+    who = shown_name(before)
+    queued = any(w["session_id"] == mine.id for w in current.waiting.values())
+    tail = (
+        "you are queued: it is granted to you in turn"
+        if queued
+        else f"take it: lanes wait {' '.join(freed[:3])}"
+    )
+    how = "released" if after is not None else "ended its session and so released"
+    return {
+        "kind": "release.answered",
+        "text": f"{who} {how} {_paths_text(freed)}, which you asked for: {tail}",
+        "session_id": holder_id,
+        "agent_name": before.agent_name,
+        "paths": freed,
+    }
+
+
+def _shown(current: LiveProject, session_id: str, agent_name: str) -> str:
+    """The display name of a session the projection knows, else ``agent_name``."""
+    known = current.sessions.get(session_id)
+    return shown_name(known) if known is not None else agent_name
+
+
+def _message(
+    current: LiveProject, mine: LiveSession, message: dict[str, Any]
+) -> dict[str, Any] | None:
     to = message.get("to")
     sender = message.get("from")
     if not (to == mine.agent_name or (to == "broadcast" and sender != mine.agent_name)):
@@ -556,11 +700,16 @@ def _message(mine: LiveSession, message: dict[str, Any]) -> dict[str, Any] | Non
     if len(body) > 500:
         body = body[:500] + "…"
     whom = "everyone" if to == "broadcast" else "you"
+    if message.get("from_kind") == "human":
+        shown = f"{sender} (a person)"
+    else:
+        sending = current.sessions.get(str(message.get("from_session_id")))
+        shown = shown_name(sending) if sending is not None else str(sender)
     kind = message.get("type") or "message"
     label = "" if kind == "message" else f" ({kind})"
     return {
         "kind": "message",
-        "text": f"{sender} to {whom}{label}, message {message.get('message_id')}: {body}",
+        "text": f"{shown} to {whom}{label}, message {message.get('message_id')}: {body}",
         "message_id": message.get("message_id"),
         "from": sender,
         "to": to,
@@ -726,7 +875,9 @@ async def summary(
     except SearchTooLong:
         found, compared = [], False
     others = sum(1 for s in live if s.id != mine.id)
-    parts = [f"you are {mine.agent_name}; {others} other live session(s)"]
+    me = shown_name(mine)
+    me = me if me == mine.agent_name else f"{me} ({mine.agent_name})"
+    parts = [f"you are {me}; {others} other live session(s)"]
     if not compared:
         parts.append("your claims are too many to compare with theirs in time: lanes conflicts")
     for c in found[:SUMMARY_SESSIONS]:
@@ -738,11 +889,13 @@ async def summary(
                 "file": "; both edited, apart: git merges them",
             }.get(c.grade or "", "")
             parts.append(
-                f"{c.agent_name} claims {f.their_pattern}, which you claim ({f.pattern}), "
+                f"{_shown(current, c.session_id, c.agent_name)} claims {f.their_pattern}, "
+                f"which you claim ({f.pattern}), "
                 f"{sure}{graded}"
             )
         else:
-            parts.append(f"{c.agent_name} works in your area {c.declared_area!r}")
+            who = _shown(current, c.session_id, c.agent_name)
+            parts.append(f"{who} works in your area {c.declared_area!r}")
     if len(found) > SUMMARY_SESSIONS:
         parts.append(f"{len(found) - SUMMARY_SESSIONS} more overlap(s): lanes conflicts")
     unread = await unread_count(ctx, project, mine.agent_name)

@@ -9,6 +9,7 @@ import msgspec
 
 from agentlanes import tokens
 from agentlanes.clock import utcnow
+from agentlanes.domain import range_claims
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
 from agentlanes.services import line_claims, validation
 from agentlanes.services.claim_age import with_claim_times
@@ -59,10 +60,12 @@ async def check_conflicts(
     declared_area: str | None,
     token: str | None,
     edits: list[dict[str, Any]] | None = None,
+    claims: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """What the given paths / patterns / area would collide with, each conflict graded
-    by ``edits`` (the asker's; by default its session's). Changes nothing."""
+    by ``edits`` and ``claims`` (the asker's; by default its session's). Changes nothing."""
     given = line_claims.check_edits(edits, ctx.settings)
+    claimed = line_claims.check_claims(claims, ctx.settings)
     started = time.monotonic()
     norm_paths = validation.check_paths(paths, ctx.settings, "paths")
     norm_patterns = await validation.check_patterns_off_loop(patterns, ctx.settings, "patterns")
@@ -98,6 +101,8 @@ async def check_conflicts(
         exclude_session_id=own_id,
         edits=mine,
         margin=project.line_margin,
+        # The asker's range claims grade too: its lines of a file are its claim there.
+        claims=range_claims.by_path(claimed if claims is not None else own.claims if own else ()),
     )
     answer = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
     # Each overlapping file with when their pattern joined their claims: the guard and
@@ -153,11 +158,12 @@ async def session_conflicts(
         live,
         "session_id",
         declared_area=mine.declared_area,
-        patterns=mine.declared_files,
+        patterns=mine.declared_files + mine.claim_paths(),
         exclude_session_id=session.id,
         exclude_agent_name=session.agent_name,
         edits=mine.edits,
         margin=project.line_margin,
+        claims=range_claims.by_path(mine.claims),
     )
     page = bounded_conflicts(found, limit, start=start)
     following = start + limit

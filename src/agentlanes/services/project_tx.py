@@ -34,6 +34,22 @@ class ProjectTx:
     _written: int | None = None  # the last offset the project's row holds
     # With local_offsets, rows inserted by settle(), many per statement: statement -> rows.
     _later: dict[Any, list[dict[str, Any]]] = field(default_factory=dict)
+    # Work that follows from the transaction's changes, done in it once its body is
+    # through (ServiceContext.project_tx calls finish()): each key once (the queue's grant
+    # pass, services/queue.py: paths freed here go to their waiters in this transaction).
+    _finishers: dict[str, Callable[[], Awaitable[None]]] = field(default_factory=dict)
+
+    def before_commit(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work`` once this transaction's body is through, before it commits (the
+        first one asked under ``key`` runs; it may write and emit)."""
+        self._finishers.setdefault(key, work)
+
+    async def finish(self) -> None:
+        """Run the work asked with before_commit (and any it asks for in turn)."""
+        while self._finishers:
+            key = next(iter(self._finishers))
+            work = self._finishers.pop(key)
+            await work()
 
     async def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
         """Write an event row with the project's next offset, in this transaction."""

@@ -18,7 +18,7 @@ import asyncio
 import functools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -27,6 +27,7 @@ import anyio.to_thread
 import msgspec
 from sqlmodel.ext.asyncio.session import AsyncSession
 
+from agentlanes.domain import range_claims
 from agentlanes.domain.conflicts import (
     Conflict,
     ConflictDetector,
@@ -37,7 +38,7 @@ from agentlanes.domain.conflicts import (
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
 from agentlanes.services.long_work import run_long
-from agentlanes.services.views import LiveFields, session_view
+from agentlanes.services.views import LiveFields, entry_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
 
@@ -57,6 +58,10 @@ def search_size(patterns: Sequence[str], paths: Sequence[str] = ()) -> int:
 PAGE = 1000
 # Events that change the live set (the others leave it alone).
 _ENDS = frozenset({"agent.checkout", "agent.timeout"})
+# Events that end a wait for a lane (SPEC "Waiting for a lane").
+_WAIT_ENDS = frozenset({"queue.left", "claim.granted"})
+# Release requests kept per project for the news (the oldest go first).
+ASKED_KEPT = 1_000
 
 
 @dataclass(slots=True)
@@ -83,6 +88,7 @@ class LiveSession(LiveFields):
         return cls(
             id=row.id,
             agent_name=row.agent_name,
+            display_name=row.display_name,
             declared_area=row.declared_area,
             declared_files=list(row.declared_files or []),
             status_text=row.status_text,
@@ -92,6 +98,7 @@ class LiveSession(LiveFields):
             expires_at=row.expires_at,
             claimed_at={p: _when(t) for p, t in (row.claimed_at or {}).items()},
             edits=line_claims.of_stored(row.edits),
+            claims=line_claims.claims_of(row.claims),
         )
 
     @classmethod
@@ -100,6 +107,7 @@ class LiveSession(LiveFields):
         return cls(
             id=view["session_id"],
             agent_name=view["agent_name"],
+            display_name=view.get("display_name"),
             declared_area=view.get("declared_area"),
             declared_files=list(view.get("declared_files") or []),
             status_text=view.get("status_text"),
@@ -108,6 +116,7 @@ class LiveSession(LiveFields):
             last_heartbeat_at=_when(view["last_heartbeat_at"]),
             expires_at=_when(view["expires_at"]),
             edits=line_claims.of_wire(view.get("edits")),
+            claims=line_claims.claims_of(view.get("claims")),
         )
 
     def scope(self) -> Scope:
@@ -115,8 +124,13 @@ class LiveSession(LiveFields):
             session_id=self.id,
             agent_name=self.agent_name,
             declared_area=self.declared_area,
-            patterns=tuple(self.declared_files),
+            # Each file claimed by range is held too (graded by lines when found).
+            patterns=tuple(line_claims.claimed_paths_joined(self.declared_files, self.claims)),
         )
+
+    def claim_paths(self) -> list[str]:
+        """The files claimed by range that no declared pattern names as they are."""
+        return [p for p in range_claims.paths(self.claims) if p not in self.declared_files]
 
 
 def _when(text: str) -> datetime:
@@ -161,6 +175,12 @@ class LiveProject:
         # When the offset was last compared with the database (time.monotonic()).
         self.verified_at = 0.0
         self.sessions: dict[str, LiveSession] = {}
+        # The waits for a lane not ended, by queue id, as their queue.joined event showed
+        # them (services/queue.py decides grants from these, inside the project lock).
+        self.waiting: dict[str, dict[str, Any]] = {}
+        # The latest release request of each asker to each holder (release.requested),
+        # for the news to tell the asker when the holder lets go.
+        self.asked: dict[tuple[str, str], dict[str, Any]] = {}
         self.detector = ConflictDetector()
         # While a search runs in a worker thread, changes to the detector's index wait
         # here (in order) and are made when it ends: the thread never reads an index
@@ -211,6 +231,16 @@ class LiveProject:
         elif kind in _ENDS:
             before = self.sessions.get(data["session_id"])
             self._drop(data["session_id"])
+        elif kind == "queue.joined":
+            self.waiting[data["entry"]["queue_id"]] = data["entry"]
+        elif kind in _WAIT_ENDS:
+            self.waiting.pop(data["entry"]["queue_id"], None)
+        elif kind == "release.requested":
+            key = (data["from_session_id"], data["to_session_id"])
+            self.asked.pop(key, None)
+            self.asked[key] = data  # newest last
+            while len(self.asked) > ASKED_KEPT:
+                del self.asked[next(iter(self.asked))]
         self.offset = offset
         if self.recent_kept:
             size = len(msgspec.json.encode(data))
@@ -258,10 +288,13 @@ class LiveProject:
         edits: line_claims.Edits | None = None,
         margin: int = 0,
         also: ConflictDetector | None = None,
+        claims: line_claims.Edits | None = None,
+        also_claims: Mapping[str, line_claims.Edits] | None = None,
         detector: ConflictDetector | None = None,
     ) -> list[Conflict]:
         """Conflicts with the ``live`` sessions (oldest first), each graded from the two
-        sessions' edits (``edits``: the asking side's; SPEC "Line-level claims"): the
+        sessions' edits and range claims (``edits``, ``claims``: the asking side's, per
+        file; ``also_claims``: those of ``also``'s sessions; SPEC "Line-level claims"): the
         detector's index holds every session not ended, so overdue ones are filtered out of
         its answer. ``also``: sessions not applied yet, newer than all of these (the
         check-ins earlier in one batch, services/checkin_batch.py), searched after them.
@@ -291,7 +324,17 @@ class LiveProject:
                 for c in asked(also)
                 if exclude_agent_name is None or c.agent_name != exclude_agent_name
             ]
-        return self._graded(found, edits or {}, patterns, paths, deadline, max_files, margin)
+        return self._graded(
+            found,
+            edits or {},
+            patterns,
+            paths,
+            deadline,
+            max_files,
+            margin,
+            claims or {},
+            also_claims or {},
+        )
 
     def _graded(
         self,
@@ -302,14 +345,21 @@ class LiveProject:
         deadline: float | None,
         max_files: int | None,
         margin: int,
+        my_claims: line_claims.Edits,
+        also_claims: Mapping[str, line_claims.Edits],
     ) -> list[Conflict]:
-        """Each conflict graded; one where neither side has edits is left as found (its
-        grade, ``claims``, is the view's default): no cost without edits."""
+        """Each conflict graded; one where neither side has edits nor range claims is left
+        as found (its grade, ``claims``, is the view's default): no cost without them."""
         i_claim = line_claims.claimer(patterns, paths)
         out = []
         for c in found:
             theirs = self.sessions.get(c.session_id)
-            if not mine and not (theirs and theirs.edits):
+            their_claims = (
+                range_claims.by_path(theirs.claims)
+                if theirs is not None and theirs.claims
+                else also_claims.get(c.session_id, {})
+            )
+            if not (mine or my_claims or their_claims) and not (theirs and theirs.edits):
                 out.append(c)
                 continue
             if deadline is not None and work_clock() > deadline:
@@ -322,6 +372,8 @@ class LiveProject:
                     theirs.edits if theirs else {},
                     margin=margin,
                     max_files=max_files or 10,
+                    my_claims=my_claims,
+                    their_claims=their_claims,
                 )
             )
         return out
@@ -340,6 +392,7 @@ class LiveProject:
         edits: line_claims.Edits | None = None,
         margin: int = 0,
         also: ConflictDetector | None = None,
+        claims: line_claims.Edits | None = None,
     ) -> list[Conflict]:
         """:meth:`find` in a worker thread, so that a long search (long patterns against
         many) never holds the event loop: other projects' requests go on meanwhile.
@@ -367,6 +420,7 @@ class LiveProject:
             edits=edits,
             margin=margin,
             also=also,
+            claims=claims,
         )
         turn = min(budget, TURN_SECONDS)
         try:
@@ -498,6 +552,17 @@ class Projections:
             if len(rows) < PAGE:
                 return
 
+    async def detached(self, db: AsyncSession, project_id: int) -> LiveProject:
+        """The project read afresh from ``db`` (in a write transaction: with what it wrote),
+        not kept: nothing uncommitted ever reaches the kept projection."""
+        offset = await queries.last_offset(db, project_id)
+        rows = await queries.active_sessions(db, project_id)
+        project = LiveProject(project_id, offset, (LiveSession.of_row(r) for r in rows))
+        project.waiting = {
+            w.id: entry_view(w) for w in await queries.waiting_entries(db, project_id)
+        }
+        return project
+
     async def _rebuild(self, db: AsyncSession, project_id: int) -> LiveProject:
         """From the database: the offset first, then the sessions, so any event committed
         in between is applied again on top (applying an event twice is harmless: each
@@ -505,6 +570,7 @@ class Projections:
         self.rebuilds += 1
         offset = await queries.last_offset(db, project_id)
         rows = await queries.active_sessions(db, project_id)
+        waits = await queries.waiting_entries(db, project_id)
         project = LiveProject(
             project_id,
             offset,
@@ -512,5 +578,6 @@ class Projections:
             self.recent_kept,
             self.recent_bytes,
         )
+        project.waiting = {w.id: entry_view(w) for w in waits}
         await self._catch_up(db, project)
         return project

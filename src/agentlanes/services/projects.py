@@ -56,6 +56,7 @@ class ProjectInput:
     agent_config_keys: list[str] | None = None
     block_on: str | None = None
     line_margin: int | None = None
+    auto_queue: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class ProjectChanges:
     agent_config_keys: list[str] | None = None
     block_on: str | None = None
     line_margin: int | None = None
+    auto_queue: bool | None = None
 
 
 def slugify(name: str) -> str:
@@ -173,6 +175,7 @@ async def create_project(ctx: ServiceContext, data: ProjectInput) -> dict[str, A
         agent_config_keys=keys,
         block_on=block_on,
         line_margin=margin,
+        auto_queue=bool(data.auto_queue),
         created_at=utcnow(),
     )
     try:
@@ -249,6 +252,8 @@ async def update_project(ctx: ServiceContext, slug: str, changes: ProjectChanges
             wanted["block_on"] = _check_block_on(changes.block_on)
         if changes.line_margin is not None:
             wanted["line_margin"] = _check_margin(changes.line_margin)
+        if changes.auto_queue is not None:
+            wanted["auto_queue"] = bool(changes.auto_queue)
         changed = {
             k: {"from": getattr(project, k), "to": v}
             for k, v in wanted.items()

@@ -9,22 +9,28 @@ from typing import Any
 
 from agentlanes import tokens
 from agentlanes.clock import iso, utcnow
+from agentlanes.domain import range_claims
 from agentlanes.domain.conflicts import Conflict, SearchTooLong
 from agentlanes.domain.edits import LINES
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound, StateConflict
-from agentlanes.services import line_claims, validation
+from agentlanes.services import hotspots, line_claims, queue, validation
 from agentlanes.services.checkin_decisions import Admitted, Wanted, decide, too_long
 from agentlanes.services.claim_age import claim_times, earlier_claims
 from agentlanes.services.context import ServiceContext
+from agentlanes.services.current import current_projection
 from agentlanes.services.lifecycle import end_session, expire_project_sessions
+from agentlanes.services.project_tx import ProjectTx
 from agentlanes.services.projection import LiveProject, LiveSession
+from agentlanes.services.refusals import refusal_text
 from agentlanes.services.session_auth import active_session, check_token
 from agentlanes.services.views import (
     bounded_conflicts,
     conflict_event,
     conflict_view,
     session_view,
+    shown_name,
 )
+from agentlanes.settings import LIMITS
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession, Project
 
@@ -37,6 +43,8 @@ class CheckinInput:
     declared_area: str | None = None
     declared_files: list[str] | None = None
     meta: dict[str, Any] | None = None
+    # Range claims (SPEC "Line-level claims"): [{"path", "base", "ranges", "symbol"?}].
+    claims: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,8 @@ class StatusInput:
     status_text: str | None = None
     # What the agent changed (SPEC "Line-level claims"): [{"path", "base", "ranges"}].
     edits: list[dict[str, Any]] | None = None
+    # Range claims: replace the session's when sent ([] drops them).
+    claims: list[dict[str, Any]] | None = None
     # Which of the optional fields were sent (None in a field can mean "clear it").
     sent: frozenset[str] = frozenset()
 
@@ -69,16 +79,26 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
     )
     spent = time.monotonic() - started
     meta = validation.check_meta(data.meta)
+    claims = line_claims.check_claims(data.claims, ctx.settings)
     assert project.id is not None
-    wanted = Wanted(project, name, area, files, meta, spent)
+    wanted = Wanted(project, name, area, files, meta, spent, claims)
     admitted: Admitted = await ctx.checkins.submit(project.id, wanted, lambda b: decide(ctx, b))
     if admitted.previous:
         await ctx.liveness.forget(admitted.previous)
     session = admitted.session
     if admitted.token is None:
+        refusing = [c for c in admitted.bounded["conflicts"] if c["certain"]]
+        await hotspots.record_refusal(
+            ctx, project.id, session.agent_name, hotspots.refused_paths(refusing)
+        )
+        current = ctx.projections.peek(project.id)
+
+        def shown(session_id: str, agent_name: str) -> str:
+            known = current.sessions.get(session_id) if current is not None else None
+            return shown_name(known) if known is not None else agent_name
+
         raise StateConflict(
-            f"check-in refused: {admitted.certain} live session(s) "
-            "overlap for certain (project is in block mode)",
+            refusal_text("check-in", refusing, shown, has_session=False, total=admitted.certain),
             outcome_status="blocked",
             session_id=session.id,
             **admitted.bounded,
@@ -89,8 +109,10 @@ async def checkin(ctx: ServiceContext, project: Project, data: CheckinInput) -> 
         "session_id": session.id,
         "session_token": admitted.token,
         "agent_name": session.agent_name,
+        "display_name": shown_name(session),
         "declared_area": area,
         "declared_files": files,
+        "claims": line_claims.claims_wire(claims),
         "meta": meta,
         "status": "active",
         "heartbeat_interval_seconds": project.heartbeat_interval_seconds,
@@ -139,23 +161,6 @@ async def live_sessions(
     offset when it is behind."""
     current = await current_projection(ctx, project_id)
     return current, await current.live(ctx.liveness, now)
-
-
-async def current_projection(ctx: ServiceContext, project_id: int) -> LiveProject:
-    """The project's projection with every committed event applied (see live_sessions)."""
-    current = ctx.projections.fresh(
-        project_id, ctx.hub.newest(project_id), ctx.settings.hub_catch_up_seconds
-    )
-    if current is None:
-        async with ctx.db.read_conn() as conn:
-            last = await queries.last_offset_of(conn, project_id)
-        current = ctx.projections.peek(project_id)
-        if current is None or current.offset < last:
-            async with ctx.db.read() as db:
-                current = await ctx.projections.current(db, project_id, upto=last)
-        else:
-            current.verified_at = time.monotonic()
-    return current
 
 
 async def _overdue(ctx: ServiceContext, session: AgentSession, now: datetime) -> bool:
@@ -243,8 +248,10 @@ async def update_status(
     spent = time.monotonic() - started
     text = validation.check_status_text(data.status_text)
     given = line_claims.check_edits(data.edits, ctx.settings) if "edits" in data.sent else {}
+    claims = line_claims.check_claims(data.claims, ctx.settings) if "claims" in data.sent else None
     assert project.id is not None
     expired = False
+    refusal: StateConflict | None = None
     async with ctx.project_tx(project.id) as tx:
         session = await active_session(tx.db, project, token)
         now = utcnow()
@@ -256,12 +263,21 @@ async def update_status(
             # A refusal below concerns the declared scope only: an edit is already made,
             # so its report is always kept, and its path joins the claims (SPEC
             # "Line-level claims"; it joins now, so the older claim still stands).
-            declared_changed = (new_area, new_files) != (
+            old_claims = line_claims.claims_of(session.claims)
+            new_claims = old_claims if claims is None else claims
+            declared_changed = (new_area, new_files, new_claims) != (
                 session.declared_area,
                 list(session.declared_files or []),
+                old_claims,
             )
             edits = line_claims.merged(line_claims.of_stored(session.edits), given)
-            new_files = line_claims.with_edited_paths(new_files, given, ctx.settings)
+            new_files = line_claims.with_edited_paths(
+                new_files,
+                {**_unclaimed(edits, old_claims, new_claims), **given},
+                ctx.settings,
+                range_claims.paths(new_claims),
+            )
+            held = line_claims.claimed_paths_joined(new_files, new_claims)
             current = await ctx.projections.current(tx.db, project.id)
             live = await current.live(ctx.liveness, now)
             found = await search(
@@ -271,48 +287,51 @@ async def update_status(
                 "declared_files",
                 spent=spent,
                 declared_area=new_area,
-                patterns=new_files,
+                patterns=held,
                 exclude_session_id=session.id,
                 edits=edits,
                 margin=project.line_margin,
+                claims=range_claims.by_path(new_claims),
             )
             bounded = bounded_conflicts(found, ctx.settings.answer_max_conflicts)
             conflicts = bounded["conflicts"]
-            scope_changed = (new_area, new_files) != (
-                session.declared_area,
-                list(session.declared_files or []),
-            )
+            scope_changed = declared_changed or new_files != list(session.declared_files or [])
             # As check-in: certain overlaps only, and only with a session that claimed
             # the path earlier (the older claim stands: a claim gained under warn never
             # locks out the earlier claimant).
             had = list(session.declared_files or [])
             times = claim_times(session.claimed_at, had, new_files, session.started_at, now)
             me = current.sessions.get(session.id)
-            refused = len(
-                earlier_claims(
-                    [
-                        conflict_view(c)
-                        for c in found
-                        if c.certain and line_claims.refuses(c, project.block_on)
-                    ],
-                    current.sessions,
-                    lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
-                    now if new_area != session.declared_area or me is None else me.started_at,
-                )
+            refusing = earlier_claims(
+                [
+                    conflict_view(c)
+                    for c in found
+                    if c.certain and line_claims.refuses(c, project.block_on)
+                ],
+                current.sessions,
+                lambda p: datetime.fromisoformat(times.get(p) or iso(now) or ""),
+                now if new_area != session.declared_area or me is None else me.started_at,
             )
-            if refused and declared_changed and project.conflict_mode == "block":
-                raise StateConflict(
-                    f"scope change refused: {refused} live session(s) overlap for certain "
-                    "(project is in block mode); the old scope stays",
-                    outcome_status="blocked",
-                    session_id=session.id,
-                    **bounded,
+            if refusing and declared_changed and project.conflict_mode == "block":
+                # The old scope stays; the refusal is counted (hotspots) and, with
+                # auto_queue on, the refused paths are queued for the session, both in
+                # this transaction (it commits; the 409 is raised after).
+                refusal = await _refuse_scope(
+                    ctx, tx, project, current, session, refusing, had, bounded, now
                 )
+        if refusal is None and not expired:
+            # Paths it lets go of (narrowed, released) go to the next in line now.
+            if set(session.declared_files or []) - set(new_files) or (
+                new_area != session.declared_area
+            ):
+                queue.ask_for_grants(ctx, tx)
             session.declared_area = new_area
             session.declared_files = new_files
             session.claimed_at = times
             if "edits" in data.sent:
                 session.edits = line_claims.to_stored(edits)
+            if claims is not None:
+                session.claims = line_claims.claims_wire(claims)
             if "status_text" in data.sent:
                 session.status_text = text
             session.last_heartbeat_at = now
@@ -338,7 +357,69 @@ async def update_status(
                 )
     if expired:
         await _ensure_alive(ctx, project, session)
+    if refusal is not None:
+        raise refusal
     return {**view, "status": "active", **bounded}
+
+
+async def _refuse_scope(
+    ctx: ServiceContext,
+    tx: ProjectTx,
+    project: Project,
+    current: LiveProject,
+    session: AgentSession,
+    refusing: list[dict[str, Any]],
+    had: list[str],
+    bounded: dict[str, Any],
+    now: datetime,
+) -> StateConflict:
+    """A scope change refused in block mode: its paths counted as refused (hotspots);
+    with auto_queue on, the refused patterns queued for the session (the 409 carries the
+    wait: ``queue``); the 409 naming the holders and the ways on (services/refusals.py)."""
+    hotspots.note_refusal(tx, session.agent_name, hotspots.refused_paths(refusing), now)
+    queued: dict[str, Any] | None = None
+    if project.auto_queue:
+        wanted = [
+            f["pattern"]
+            for c in refusing
+            for f in c.get("overlapping_files") or []
+            if f.get("certain", True)
+        ]
+        fresh = [p for p in dict.fromkeys(wanted) if p not in had]
+        queued, _ = await queue.enqueue(
+            ctx,
+            tx,
+            project,
+            current,
+            session,
+            (fresh or list(dict.fromkeys(wanted)))[: LIMITS.queue_paths],
+            LIMITS.queue_timeout_default_seconds,
+            "normal",
+            auto=True,
+        )
+
+    def shown(session_id: str, agent_name: str) -> str:
+        known = current.sessions.get(session_id)
+        return shown_name(known) if known is not None else agent_name
+
+    return StateConflict(
+        refusal_text("scope change", refusing, shown, queued=queued),
+        outcome_status="blocked",
+        session_id=session.id,
+        **({"queue": queued} if queued is not None else {}),
+        **bounded,
+    )
+
+
+def _unclaimed(
+    edits: line_claims.Edits,
+    old: tuple[range_claims.RangeClaim, ...],
+    new: tuple[range_claims.RangeClaim, ...],
+) -> dict[str, Any]:
+    """The edited files a status change stops claiming by range: their paths join the
+    claims as an edit's path does (an edit stays claimed)."""
+    dropped = set(range_claims.paths(old)) - set(range_claims.paths(new))
+    return {p: e for p, e in edits.items() if p in dropped}
 
 
 async def checkout(
@@ -367,6 +448,9 @@ async def checkout(
         if await _overdue(ctx, session, now):
             expired = True
         else:
+            # The projection at this transaction's start: what ends with the session (its
+            # waits, the grants of what it held) reads it (services/queue.py).
+            await ctx.projections.current(tx.db, project.id)
             session.work_summary = work_summary
             session.files_touched = touched
             await end_session(

@@ -12,9 +12,10 @@ import msgspec
 from agentlanes.clock import iso
 from agentlanes.domain.conflicts import Conflict
 from agentlanes.domain.edits import CLAIMS, FileEdit
+from agentlanes.domain.range_claims import RangeClaim
 from agentlanes.services import line_claims
 from agentlanes.settings import LIMITS
-from agentlanes.store.models import AgentSession, Event, Project
+from agentlanes.store.models import AgentSession, Event, Project, QueueEntry
 
 
 @dataclass(slots=True)
@@ -27,6 +28,9 @@ class LiveFields:
 
     id: str
     agent_name: str
+    # Its short name (``claude-1``); None: a session of an older release, shown under its
+    # agent name (``shown_name``). Keyword-only: the fields after it have no default.
+    display_name: str | None = field(default=None, kw_only=True)
     declared_area: str | None
     declared_files: list[str]
     status_text: str | None
@@ -36,6 +40,13 @@ class LiveFields:
     expires_at: datetime
     # What it changed, per file (SPEC "Line-level claims").
     edits: dict[str, FileEdit] = field(default_factory=dict, compare=False, repr=False)
+    # The lines it claims before editing them (SPEC "Line-level claims": range claims).
+    claims: tuple[RangeClaim, ...] = field(default=(), compare=False, repr=False)
+
+
+def shown_name(s: AgentSession | LiveFields) -> str:
+    """The name people read for a session: its display name, else its agent name."""
+    return s.display_name or s.agent_name
 
 
 def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:
@@ -43,6 +54,7 @@ def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:
     return {
         "session_id": s.id,
         "agent_name": s.agent_name,
+        "display_name": shown_name(s),
         "declared_area": s.declared_area,
         "declared_files": list(s.declared_files or []),
         "status_text": s.status_text,
@@ -53,6 +65,9 @@ def session_view(s: AgentSession | LiveFields) -> dict[str, Any]:
         "edits": line_claims.to_wire(
             line_claims.of_stored(s.edits) if isinstance(s, AgentSession) else s.edits
         ),
+        "claims": list(s.claims or [])
+        if isinstance(s, AgentSession)
+        else line_claims.claims_wire(s.claims),
     }
 
 
@@ -70,6 +85,8 @@ def conflict_view(c: Conflict) -> dict[str, Any]:
     # Ungraded: neither side has edits, a claim overlap (SPEC "Line-level claims").
     view["grade"] = c.grade or CLAIMS
     view["edits"] = list(c.edits)
+    if c.claims:  # range claims on either side (SPEC "Line-level claims")
+        view["claims"] = list(c.claims)
     return view
 
 
@@ -147,6 +164,24 @@ def conflict_event(
     return data
 
 
+def entry_view(e: QueueEntry) -> dict[str, Any]:
+    """A wait for a lane as events and answers carry it (SPEC "Waiting for a lane")."""
+    return {
+        "queue_id": e.id,
+        "session_id": e.session_id,
+        "agent_name": e.agent_name,
+        "display_name": e.display_name or e.agent_name,
+        "paths": list(e.paths or []),
+        "urgency": e.urgency,
+        "status": e.status,
+        "auto": e.auto,
+        "timeout_seconds": e.timeout_seconds,
+        "created_at": iso(e.created_at),
+        "expires_at": iso(e.expires_at),
+        "ended_at": iso(e.ended_at),
+    }
+
+
 def event_view(e: Event) -> dict[str, Any]:
     return {"offset": e.offset, "type": e.type, "ts": iso(e.ts), "data": e.data}
 
@@ -161,5 +196,6 @@ def project_view(p: Project) -> dict[str, Any]:
         "heartbeat_interval_seconds": p.heartbeat_interval_seconds,
         "heartbeat_ttl_seconds": p.heartbeat_ttl_seconds,
         "agent_config_keys": list(p.agent_config_keys or []),
+        "auto_queue": bool(p.auto_queue),
         "created_at": iso(p.created_at),
     }

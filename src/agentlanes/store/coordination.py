@@ -89,6 +89,10 @@ class Message(SQLModel, table=True):
     # announced it), so no project learns another's volume from it.
     number: int = Field(sa_column=Column(BigInteger, nullable=False))
     sender: str = Field(max_length=64)
+    # "agent" (a session sent it) or "human" (a person, with the project key only).
+    sender_kind: str = Field(
+        default="agent", max_length=8, sa_column_kwargs={"server_default": "agent"}
+    )
     sender_session_id: str | None = Field(default=None, max_length=40)
     recipient: str = Field(max_length=64)  # an agent name, or "broadcast"
     type: str = Field(max_length=64)

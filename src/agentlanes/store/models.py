@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, Index, UniqueConstraint
+from sqlalchemy import false as sa_false
 from sqlmodel import Field, SQLModel
 
 # SQLite reuses the largest rowid once its row is deleted unless the table says
@@ -49,6 +50,8 @@ class Project(SQLModel, table=True):
     previous_key_expires_at: datetime | None = None
     # Set by revoke-key: no key opens the project until the next rotate-key.
     key_revoked_at: datetime | None = None
+    # Waiting for a lane (SPEC): a refused scope change is queued for the session at once.
+    auto_queue: bool = Field(default=False, sa_column_kwargs={"server_default": sa_false()})
 
 
 class AgentSession(SQLModel, table=True):
@@ -63,6 +66,10 @@ class AgentSession(SQLModel, table=True):
     # None for a blocked check-in: no token was ever issued.
     token_hash: str | None = Field(default=None, max_length=64, unique=True, index=True)
     agent_name: str = Field(max_length=64)
+    # The short name people read and type (``claude-1``): unique among the project's live
+    # sessions, for the session's life (SPEC "Many agents, one working tree"). None in rows
+    # older than migration 0007: the agent name stands in for it.
+    display_name: str | None = Field(default=None, max_length=64)
     declared_area: str | None = Field(default=None, max_length=256)
     declared_files: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
@@ -77,6 +84,9 @@ class AgentSession(SQLModel, table=True):
     # What the agent changed, per file ({path: {"base": blob id or None, "ranges":
     # [[start, end], ...]}}; SPEC "Line-level claims").
     edits: dict[str, Any] | None = Field(default_factory=dict, sa_column=Column(JSON))
+    # The lines it claims by range ([{"path", "base", "ranges", "symbol"?}]; SPEC
+    # "Line-level claims").
+    claims: list[dict[str, Any]] | None = Field(default_factory=list, sa_column=Column(JSON))
     started_at: datetime
     last_heartbeat_at: datetime
     expires_at: datetime
@@ -112,3 +122,49 @@ class RealtimeToken(SQLModel, table=True):
     # rotated and its grace over). None: minted before this was kept.
     api_key_hash: str | None = Field(default=None, max_length=64)
     expires_at: datetime = Field(index=True)
+
+
+class QueueEntry(SQLModel, table=True):
+    """A session waiting for paths another session holds (SPEC "Waiting for a lane"):
+    ``waiting`` until granted (its paths joined the session's claims in the transaction
+    that freed them), cancelled, timed out or ended with its session."""
+
+    __tablename__ = "queue_entries"
+    __table_args__ = (
+        Index("ix_queue_project_status", "project_id", "status"),
+        Index("ix_queue_status_expires", "status", "expires_at"),
+        Index("ix_queue_session", "session_id"),
+    )
+
+    id: str = Field(primary_key=True, max_length=40)
+    project_id: int = Field(foreign_key="projects.id")
+    session_id: str = Field(max_length=40)
+    agent_name: str = Field(max_length=64)
+    display_name: str | None = Field(default=None, max_length=64)
+    paths: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    urgency: str = Field(max_length=8)  # low | normal | high
+    status: str = Field(max_length=16)  # waiting | granted | cancelled | timed_out | ended
+    # Queued by the server itself (a refused scope change with auto_queue on).
+    auto: bool = Field(default=False)
+    timeout_seconds: int
+    created_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None = None
+
+
+class LaneStat(SQLModel, table=True):
+    """One path refused (a 409 of check-in or status) or waited for (a queue entry that
+    ended), for the hotspots (``GET /api/v1/hotspots``); kept hotspot_days_max days."""
+
+    __tablename__ = "lane_stats"
+    __table_args__ = (Index("ix_lane_stats_project_at", "project_id", "at"), NEVER_REUSED)
+
+    id: int | None = Field(default=None, primary_key=True)
+    project_id: int = Field(foreign_key="projects.id")
+    path: str = Field(max_length=1024)
+    kind: str = Field(max_length=8)  # refused | waited
+    agent_name: str = Field(max_length=64)
+    at: datetime
+    # How long the wait lasted, and how it ended (granted, cancelled, timed_out, ended).
+    wait_seconds: float | None = None
+    outcome: str | None = Field(default=None, max_length=16)

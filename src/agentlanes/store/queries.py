@@ -12,7 +12,7 @@ from sqlmodel import col, select
 from sqlmodel.ext.asyncio.session import AsyncSession
 
 from agentlanes.errors import NotFound
-from agentlanes.store.models import AgentSession, Event, Project
+from agentlanes.store.models import AgentSession, Event, Project, QueueEntry
 
 _Row = TypeVar("_Row")
 
@@ -27,6 +27,16 @@ async def live_sessions(db: AsyncSession, project_id: int, now: datetime) -> Seq
             col(AgentSession.expires_at) > now,
         )
         .order_by(col(AgentSession.started_at), col(AgentSession.id))
+    )
+    return (await db.exec(stmt)).all()
+
+
+async def waiting_entries(db: AsyncSession, project_id: int) -> Sequence[QueueEntry]:
+    """The project's waits for a lane not ended, oldest first."""
+    stmt = (
+        select(QueueEntry)
+        .where(QueueEntry.project_id == project_id, QueueEntry.status == "waiting")
+        .order_by(col(QueueEntry.created_at), col(QueueEntry.id))
     )
     return (await db.exec(stmt)).all()
 

@@ -11,6 +11,7 @@ on one prompt, and its own tool names, so a test's script reads the same for all
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pkgutil
 import subprocess
@@ -28,6 +29,7 @@ class Run:
     stderr: str
     seconds: float
     pid: int
+    ended: float = 0.0  # time.monotonic() when the program had exited
 
 
 class AgentProgram:
@@ -35,6 +37,10 @@ class AgentProgram:
 
     agent: str = ""  # the name `lanes init --agent` and `lanes guard --agent` take
     tool: str = ""  # meta.tool of its sessions (set by its adapter)
+    resumes: bool = False  # resume_command carries a conversation on, headless
+    # What `lanes init --agent NAME` must tell the user about ``prepare``'s step (a
+    # fragment of its output), when the program needs one before it runs project hooks.
+    init_says: str = ""
 
     def __init__(self, binary: Path, home: Path) -> None:
         self.binary = binary
@@ -55,11 +61,23 @@ class AgentProgram:
         """The headless run of one prompt."""
         raise NotImplementedError
 
+    def resume_command(self, repo: Path, prompt: str, session: str) -> list[str] | None:
+        """The headless run of one more prompt in the conversation ``session`` (what
+        ``session_of`` read off the first run), or None when the program cannot resume one
+        headless (the suite then skips its between-runs check)."""
+        return None
+
+    def session_of(self, run: Run) -> str | None:
+        """The conversation's id, from a finished run's output (for ``resume_command``)."""
+        return None
+
     # -- running -----------------------------------------------------------------------------
 
-    def start(self, repo: Path, prompt: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    def start(
+        self, repo: Path, prompt: str, env: dict[str, str], argv: list[str] | None = None
+    ) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            self.command(repo, prompt),
+            argv or self.command(repo, prompt),
             cwd=repo,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -69,16 +87,26 @@ class AgentProgram:
             start_new_session=True,
         )
 
-    def run(self, repo: Path, prompt: str, env: dict[str, str], timeout: float = 180) -> Run:
+    def run(
+        self,
+        repo: Path,
+        prompt: str,
+        env: dict[str, str],
+        timeout: float = 180,
+        argv: list[str] | None = None,
+    ) -> Run:
+        """Run it to its end (``argv``: another command line than ``command``'s, such as
+        ``resume_command``'s); killed, with its process group, after ``timeout``."""
         started = time.monotonic()
-        proc = self.start(repo, prompt, env)
+        proc = self.start(repo, prompt, env, argv)
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             out, err = proc.communicate()
             err += f"\n[killed after {timeout} s]"
-        return Run(proc.returncode, out, err, time.monotonic() - started, proc.pid)
+        ended = time.monotonic()
+        return Run(proc.returncode, out, err, ended - started, proc.pid, ended)
 
     # -- its own tools, as the scripted model calls them ---------------------------------------
 
@@ -95,6 +123,25 @@ class AgentProgram:
 
     def shell(self, command: str) -> Step:
         raise NotImplementedError
+
+
+def output_field(stdout: str, key: str) -> str | None:
+    """``key`` of a program's JSON output: one JSON document, or the last JSON line that
+    has it (``--output-format json`` / ``stream-json``)."""
+    try:
+        whole = json.loads(stdout)
+    except ValueError:
+        whole = None
+    docs = [whole] if isinstance(whole, dict) else []
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            docs.append(json.loads(line))
+        except ValueError:
+            continue
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get(key):
+            return str(doc[key])
+    return None
 
 
 def all_programs() -> dict[str, type[AgentProgram]]:

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 PINS: dict[str, dict[str, str]] = json.loads((Path(__file__).parent / "pins.json").read_text())
@@ -89,3 +90,27 @@ def installed_version(agent: str, binary: Path) -> str:
     """The version the installed package says it is (its package.json)."""
     package = binary.parent.parent / PINS[agent]["package"] / "package.json"
     return str(json.loads(package.read_text()).get("version"))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.support.agent_programs.install [AGENT...]`` (``make agents``):
+    install the pinned programs (all six by default, or the newest with
+    ``AGENTLANES_AGENT_VERSIONS=latest``) into the cache; exit 1 if one failed."""
+    agents = argv or list(PINS)
+    unknown = [a for a in agents if a not in PINS]
+    if unknown:
+        print(f"unknown agent(s) {', '.join(unknown)}; one of {', '.join(PINS)}", file=sys.stderr)
+        return 2
+    failed = 0
+    for agent in agents:
+        binary = program_bin(agent)
+        if binary is None:
+            failed += 1
+            print(f"{agent}: not installed: {last_error.get(agent)}", file=sys.stderr)
+        else:
+            print(f"{agent}: {PINS[agent]['package']} {installed_version(agent, binary)}: {binary}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -9,7 +9,7 @@ short text and does not move the script.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,7 @@ class Script:
     the request (``ModelRequest``) that returns the step, for answers that depend on what
     the program sent."""
 
-    steps: list[Step | Callable[[Any], Step]]
+    steps: Sequence[Step | Callable[[Any], Step]]
     final: str = "done."
     side_text: str = "ok"
 

@@ -43,6 +43,14 @@ class ModelRequest:
     tools: list[str] = field(default_factory=list)
     tool_results: int = 0
     text: str = ""
+    # Each tool result's text, in the conversation's order (what a tool call answered:
+    # the file read, the refusal); a dialect that leaves it empty leaves tests ``text``.
+    results: list[str] = field(default_factory=list)
+
+    def newest_result(self) -> str:
+        """The text of the newest tool result (all the text when the dialect does not
+        tell results apart)."""
+        return self.results[-1] if self.results else self.text
 
 
 @dataclass
@@ -139,7 +147,7 @@ class ModelServer:
     def url(self) -> str:
         assert self._httpd is not None
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> ModelServer:
         self.start()

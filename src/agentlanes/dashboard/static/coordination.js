@@ -274,6 +274,7 @@ class MessagesPanel extends Panel {
         "p",
         { class: "message-head" },
         el("strong", { text: m.from }),
+        m.from_kind === "human" ? el("span", { class: "detail", text: " (a person)" }) : null,
         " → ",
         el("strong", { text: m.to }),
         el("span", { class: "detail", text: ` · ${m.type} · ${clockTime(m.created_at)}` }),

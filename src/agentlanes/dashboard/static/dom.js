@@ -76,3 +76,8 @@ export function debounce(fn, wait, maxWait) {
     }, delay);
   };
 }
+
+/** The name a person reads for a session (its display name, claude-1) and the full one. */
+export function shownName(s) {
+  return (s && (s.display_name || s.agent_name)) || "";
+}

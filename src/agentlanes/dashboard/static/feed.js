@@ -1,7 +1,7 @@
 // The live event feed: one line per event, newest first, each offset shown once.
 
 import { gradeText } from "./conflicts.js";
-import { $, clockTime, el, frameBatcher } from "./dom.js";
+import { $, clockTime, el, frameBatcher, shownName } from "./dom.js";
 import { editsSummary } from "./presence.js";
 
 const MAX_ITEMS = 200;
@@ -55,21 +55,21 @@ export function describe(frame) {
       const s = d.session || {};
       const files = (s.declared_files || []).join(" ");
       const scope = [s.declared_area, files].filter(Boolean).join(" · ");
-      return `${s.agent_name} checked in${scope ? ` — ${scope}` : ""}${overlapCount(d)}`;
+      return `${shownName(s)} checked in${scope ? ` — ${scope}` : ""}${overlapCount(d)}`;
     }
     case "agent.status": {
       const s = d.session || {};
       const edited = editsSummary(s.edits);
-      return `${s.agent_name} updated status${s.status_text ? `: ${s.status_text}` : ""}${edited ? ` (${edited.text})` : ""}${overlapCount(d)}`;
+      return `${shownName(s)} updated status${s.status_text ? `: ${s.status_text}` : ""}${edited ? ` (${edited.text})` : ""}${overlapCount(d)}`;
     }
     case "agent.conflict":
       return conflictLine(d);
     case "agent.checkout":
       return d.status === "superseded"
-        ? `${d.agent_name} was superseded by a new check-in`
-        : `${d.agent_name} checked out (${d.outcome_status || "completed"})`;
+        ? `${shownName(d)} was superseded by a new check-in`
+        : `${shownName(d)} checked out (${d.outcome_status || "completed"})`;
     case "agent.timeout":
-      return `${d.agent_name} timed out (no heartbeat)`;
+      return `${shownName(d)} timed out (no heartbeat)`;
     case "task.created":
       return `task “${task.title}” created${d.agent_name ? ` by ${d.agent_name}` : ""}`;
     case "task.claimed":
@@ -108,7 +108,8 @@ export function describe(frame) {
     case "message.created": {
       const m = d.message || {};
       const body = m.body ? `: ${m.body.length > 120 ? `${m.body.slice(0, 119)}…` : m.body}` : "";
-      return `${m.sender || m.from || "?"} → ${m.recipient || m.to || "?"} (${m.type || "message"})${body}`;
+      const person = m.from_kind === "human" ? " (a person)" : "";
+      return `${m.sender || m.from || "?"}${person} → ${m.recipient || m.to || "?"} (${m.type || "message"})${body}`;
     }
     case "message.read":
       return `${d.agent_name} read message ${d.message_id}`;

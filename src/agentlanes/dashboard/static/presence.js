@@ -4,7 +4,7 @@
 // the changed ones. Past VIRTUAL_FROM cards the list is virtualised: cards get a fixed
 // height and only the rows in (or near) the visible part of the list exist in the page.
 
-import { $, ago, el, frameBatcher } from "./dom.js";
+import { $, ago, el, frameBatcher, shownName } from "./dom.js";
 import { liveness, parseTimes } from "./liveness.js";
 
 const LEAVE_MS = 900; // how long a departing card stays, fading out
@@ -29,6 +29,14 @@ export function editsSummary(edits) {
   const files = (edits || []).map((e) => e.path);
   if (!files.length) return null;
   return { text: `edited ${files.length} file${files.length > 1 ? "s" : ""}`, title: files.join("\n") };
+}
+
+/** Range claims as read: "src/auth.py#Login.check (lines 40-58)" (SPEC Line-level claims). */
+export function claimLabels(claims) {
+  return (claims || []).map((c) => {
+    const lines = (c.ranges || []).map(([a, b]) => (b < a ? `after ${a - 1}` : a === b ? `${a}` : `${a}-${b}`));
+    return `${c.symbol ? `${c.path}#${c.symbol}` : c.path} (lines ${lines.join(", ")})`;
+  });
 }
 
 function samePartners(a, b) {
@@ -132,7 +140,8 @@ export class Presence {
     const scopeChanged =
       !known ||
       known.declared_area !== merged.declared_area ||
-      (known.declared_files || []).join("\n") !== (merged.declared_files || []).join("\n");
+      (known.declared_files || []).join("\n") !== (merged.declared_files || []).join("\n") ||
+      claimLabels(known.claims).join("\n") !== claimLabels(merged.claims).join("\n");
     if (scopeChanged) this.hooks.changed("scope");
     // A view without the field (an older server) leaves the edits as they were.
     const editsChanged = known ? editsKey(known.edits) !== editsKey(merged.edits) : Boolean((merged.edits || []).length);
@@ -327,7 +336,8 @@ export class Presence {
     card.classList.toggle("conflicted", certain);
     card.classList.toggle("maybe", uncertain);
     card.classList.toggle("selected", this.selected === s.session_id);
-    const files = s.declared_files || [];
+    // Range claims beside the patterns: the lines held of a file.
+    const files = [...(s.declared_files || []), ...claimLabels(s.claims)];
     const edited = editsSummary(s.edits);
     const meeting = info ? info.meeting || [] : [];
     let partnerLine = null;
@@ -355,7 +365,8 @@ export class Presence {
             class: "link",
             "data-select": s.session_id,
             "aria-pressed": this.selected === s.session_id ? "true" : "false",
-            text: s.agent_name,
+            title: s.agent_name,
+            text: shownName(s),
           }),
         ),
         s.declared_area ? el("span", { class: "area", title: "work area", text: s.declared_area }) : null,

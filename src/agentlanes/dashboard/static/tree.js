@@ -5,7 +5,7 @@
 // that claim something at or below it, and is red where two or more live agents claim it:
 // filed there, or filed above it with a pattern that reaches below (`src/**`, `**/*.py`).
 
-import { $, el } from "./dom.js";
+import { $, el, shownName } from "./dom.js";
 
 const WILD = /[*?[\]{}]/;
 const OPEN_DEPTH = 1; // nodes this deep or shallower start open
@@ -203,7 +203,7 @@ export class ClaimTree {
         el(
           "li",
           { "data-agents": s.agent_name },
-          el("button", { type: "button", class: "link", "data-select": id, text: s.agent_name }),
+          el("button", { type: "button", class: "link", "data-select": id, title: s.agent_name, text: shownName(s) }),
           " ",
           el("code", { text: (filed || this.reaching(node, id)).join(" ") }),
           filed ? null : el("span", { class: "detail", text: " (from above)" }),

@@ -338,7 +338,7 @@ _is_certain = itemgetter(3)  # FileOverlap.certain, read without a Python-level 
 # constructor makes: noticeably cheaper when an answer holds thousands.
 _new = tuple.__new__
 # A conflict's line-level fields before it is graded (Conflict's defaults).
-_UNGRADED = (None, (), False)
+_UNGRADED = (None, (), False, ())
 
 
 def _graded(mine: str, found: dict[str, str]) -> dict[str, tuple[FileOverlap, ...]]:

@@ -80,6 +80,8 @@ class Conflict(NamedTuple):
     grade: str | None = None
     edits: tuple[dict[str, Any], ...] = ()
     theirs_only: bool = False
+    # Range claims (domain/range_claims.py): the files a range claim is on, graded.
+    claims: tuple[dict[str, Any], ...] = ()
 
 
 class SearchTooLong(Exception):

@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import sys
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from agentlanes.hooks.adapters.core import Answer as Answer  # each adapter's answer
 
-# agent -> module; Claude Code is the plain `lanes guard` (agentlanes.hooks.guard).
+# agent -> module; Claude Code is the plain `lanes guard` (adapters/claude.py).
 ADAPTERS = {
     "codex": "codex",
     "cursor": "cursor",
@@ -30,15 +28,6 @@ USAGE = (
     + ", ".join(ADAPTERS)
     + "; reads the agent's hook event as JSON on stdin; --allow: claude only)"
 )
-
-
-class Answer:
-    """What the hook prints on stdout (JSON, or nothing), on stderr, and its exit code."""
-
-    def __init__(self, out: Any = None, code: int = 0, err: str = "") -> None:
-        self.out = out
-        self.code = code
-        self.err = err
 
 
 def parse(argv: list[str]) -> tuple[str | None, str | None, str | None]:
@@ -75,7 +64,7 @@ def main(argv: list[str]) -> int:
         print(f"agentlanes guard: {error}; {USAGE}", file=sys.stderr)
         return 1
     if agent in (None, "claude", "claude-code"):
-        from agentlanes.hooks.guard import main as claude
+        from agentlanes.hooks.adapters.claude import main as claude
 
         return claude([a for a in argv if a == "--allow"])
     if "--allow" in argv:

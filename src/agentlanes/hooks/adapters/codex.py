@@ -1,12 +1,19 @@
-"""Codex's hooks (https://developers.openai.com/codex/hooks): the same wire format as
-Claude Code's. ``.codex/hooks.json`` runs ``lanes guard --agent codex`` for
-``SessionStart``, ``PreToolUse`` (``Bash`` and ``apply_patch``: the files are read out of
-the patch text in ``tool_input.command``), ``PostToolUse``, ``UserPromptSubmit`` and
-``Stop``; the answers are Claude Code's (``hookSpecificOutput`` with
-``permissionDecision: "deny"`` and ``permissionDecisionReason``; ``additionalContext``).
-Codex has no session-end event (SchemaStore's ``codex-hooks`` lists none): the session
-ends with the keepalive, when the Codex process ends. The agent is
-``codex-<session_id>``."""
+"""Codex's hooks (0.171.0; the contract its package's binary carries, cited in
+docs/agents.md): the same wire format as Claude Code's, so ``lanes guard --agent codex``
+is the Claude Code guard with the agent named ``codex-<session_id>``.
+
+``.codex/hooks.json`` runs it for ``SessionStart`` (check in; who is live as
+``additionalContext``), ``UserPromptSubmit`` (the news), ``PreToolUse`` for ``Bash`` and
+``apply_patch`` (the files are read out of the patch text in ``tool_input.command``; a
+refusal is ``permissionDecision: "deny"`` with its reason, a pass carries warnings and
+news as ``additionalContext``, which Codex hands to the model), ``PostToolUse`` (edits
+reported, the news), ``Stop`` (what is still waiting is sent; blocks once for an
+undelivered message) and ``SessionEnd`` (check out with the files touched).
+
+Codex runs a project's hooks only once the project is trusted and each hook has been
+reviewed and trusted (``hooks.state.<key>.trusted_hash`` in the user's config):
+``lanes init --agent codex`` says how, ``lanes doctor`` tells whether they will run
+(``agentlanes.cli.agent_trust``)."""
 
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ PASS = None
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     from agentlanes.hooks.guard import handle
 
-    env = agent_env("codex", payload.get("session_id"))
+    env = agent_env("codex", payload.get("session_id"), cwd=payload.get("cwd"))
     if payload.get("hook_event_name") in ("SessionStart", "SessionEnd"):
         payload = {**payload, "agentlanes_tool": "codex"}  # the session's meta.tool
     out = handle(payload, env)

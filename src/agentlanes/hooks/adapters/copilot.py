@@ -1,21 +1,28 @@
-"""GitHub Copilot CLI's hooks
-(https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference).
-``.github/hooks/agentlanes.json`` (``"version": 1``) runs
-``lanes guard --agent copilot --event EVENT`` (the camelCase payloads do not name their
-event) for:
+"""GitHub Copilot CLI's hooks (1.0.102; its package's ``cli-main.js`` and
+``changelog.json``, cited in docs/agents.md). ``.github/hooks/agentlanes.json``
+(``"version": 1``) runs ``lanes guard --agent copilot --event EVENT`` (the camelCase
+payloads do not name their event) for:
 
 - ``sessionStart`` (``sessionId``, ``cwd``, ``source``): check in as
-  ``copilot-<sessionId>``;
-- ``preToolUse`` (``toolName``, ``toolArgs``: an object, or the arguments as a JSON
-  string): a refusal is ``{"permissionDecision": "deny", "permissionDecisionReason"}``.
-  Always JSON and always exit 0: a non-zero exit does not block there;
+  ``copilot-<sessionId>``; who else is live as ``additionalContext`` (read since 1.0.11);
+- ``userPromptSubmitted`` (``prompt``): the agent's news as ``additionalContext`` (in the
+  model-facing prompt since 1.0.65);
+- ``preToolUse`` (``toolName``, ``toolArgs``: an object, a JSON string, or for the custom
+  ``apply_patch`` tool the patch text itself): a refusal is ``{"permissionDecision":
+  "deny", "permissionDecisionReason"}``, always JSON with exit 0; a pass carries the
+  warnings and the news as ``additionalContext`` (honoured since 1.0.24);
 - ``postToolUse`` (``toolName``, ``toolArgs``, ``toolResult``): the files an edit, patch
   or shell tool changed are noted, their edits sent within a second
-  (``agentlanes.hooks.edits``); nothing to answer;
-- ``notification``: the agent's news as ``additionalContext``;
+  (``agentlanes.hooks.edits``); the news as ``additionalContext`` (given to the model
+  since 1.0.49/1.0.51);
+- ``notification`` (an idle agent, a finished shell): the news as ``additionalContext``;
 - ``sessionEnd``: the edits still waiting are sent, then check out.
 
-An event without ``sessionId`` names the agent after the Copilot process
+Each item reaches the model once, whichever channel carries it: the news module marks
+what it hands out as seen. Copilot CLI loads a repository's hooks only in a folder the
+user trusts (``trustedFolders``; ``lanes init --agent copilot`` says how, ``lanes doctor``
+checks it). An event without ``sessionId`` acts for the local Copilot session whose
+process is an ancestor of the hook, else names the agent after the Copilot process
 (``copilot-pid<N>``)."""
 
 from __future__ import annotations
@@ -37,20 +44,21 @@ PATCH_TOOLS = frozenset({"apply_patch"})
 READ_COMMANDS = frozenset({"view"})
 
 
-def _args(payload: dict[str, Any]) -> dict[str, Any]:
+def _args(payload: dict[str, Any], tool: str) -> dict[str, Any]:
     raw = payload.get("toolArgs", payload.get("tool_input"))
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
         except ValueError:
-            return {}
+            # A custom (freeform) tool's input is its text: apply_patch's patch.
+            return {"input": raw} if tool in PATCH_TOOLS else {}
     return raw if isinstance(raw, dict) else {}
 
 
 def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """A tool call that changes files, in Claude Code's terms; None for the others."""
     tool = str(payload.get("toolName") or payload.get("tool_name") or "")
-    args = _args(payload)
+    args = _args(payload, tool)
     if tool in FILE_TOOLS and args.get("command") in READ_COMMANDS:
         return None
     return core.file_call(
@@ -63,30 +71,37 @@ def _call(payload: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     )
 
 
+def _context(text: str | None) -> Answer:
+    return Answer({"additionalContext": text} if text else {})
+
+
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = event or payload.get("hookEventName") or payload.get("hook_event_name")
     sid = payload.get("sessionId") or payload.get("session_id")
     cwd = payload.get("cwd")
     if name in ("sessionStart", "SessionStart"):
-        core.start(AGENT, sid, cwd)
-        return Answer({})
+        return _context(core.start(AGENT, sid, cwd))
     if name in ("sessionEnd", "SessionEnd"):
         core.end(AGENT, sid, cwd)
         return Answer({})
     if name in ("preToolUse", "PreToolUse"):
         call = _call(payload)
-        if call is None:
-            return Answer({})  # view, grep, glob: never refused
-        verdict = core.check(AGENT, sid, cwd, *call)
+        if call is None:  # view, rg, glob: never refused; the news all the same
+            return _context(core.news(AGENT, sid, cwd))
+        verdict = core.check(AGENT, sid, cwd, *call, with_news=True)
         if verdict.deny:
             return Answer({"permissionDecision": "deny", "permissionDecisionReason": verdict.deny})
-        return Answer({})
+        return _context(verdict.context)
     if name in ("postToolUse", "PostToolUse"):
         call = _call(payload)
         if call is not None:
             core.edited(AGENT, sid, cwd, *call)
-        return Answer({})
-    if name in ("notification", "Notification"):
-        text = core.news(AGENT, sid, cwd)
-        return Answer({"additionalContext": text} if text else {})
+        return _context(core.news(AGENT, sid, cwd))
+    if name in (
+        "userPromptSubmitted",
+        "UserPromptSubmit",
+        "notification",
+        "Notification",
+    ):
+        return _context(core.news(AGENT, sid, cwd))
     return Answer({})

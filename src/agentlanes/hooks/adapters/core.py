@@ -34,6 +34,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+class Answer:
+    """What the hook prints on stdout (JSON, or nothing), on stderr, and its exit code."""
+
+    def __init__(self, out: Any = None, code: int = 0, err: str = "") -> None:
+        self.out = out
+        self.code = code
+        self.err = err
+
+
 class Verdict:
     """The core's answer to one tool call: ``deny`` (the reason) or ``context`` (notes)."""
 
@@ -178,11 +187,55 @@ def flush(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> 
 
 
 def news(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:
-    """The agent's unseen news as one text (marked seen), or None."""
+    """The agent's unseen news as one text (marked seen), after what ``hold`` kept for it,
+    or None."""
     from agentlanes.hooks.news import take
 
-    lines = take(_payload(sid, cwd, "PostToolUse"), agent_env(agent, sid, env, cwd))
-    return "\n".join(lines) or None
+    e = agent_env(agent, sid, env, cwd)
+    kept = _held(e["AGENTLANES_AGENT_NAME"], cwd, take=True)
+    lines = take(_payload(sid, cwd, "PostToolUse"), e)
+    return "\n".join([*kept, *lines]) or None
+
+
+def hold(agent: str, sid: Any, cwd: Any, text: str, env: dict[str, str] | None = None) -> None:
+    """Keep ``text`` (the guard's warning on a tool call it let through) for the agent's
+    next context channel: for an agent whose before-tool event has none (Gemini CLI's
+    ``BeforeTool``), ``news`` puts it in the context of its ``AfterTool`` or
+    ``BeforeAgent``, so a warn-mode overlap reaches it too."""
+    path = _held_file(agent_env(agent, sid, env, cwd)["AGENTLANES_AGENT_NAME"], cwd)
+    if path is None:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text.rstrip("\n")[:4000] + "\n")
+    except OSError:
+        pass
+
+
+def _held_file(name: str, cwd: Any) -> str | None:
+    """``sessions/<agent>.held.txt`` beside the agent's session file."""
+    from agentlanes.client.config import ConfigError, LocalConfig, find_repo_root
+
+    root = find_repo_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
+    try:
+        session_file = LocalConfig(root).session_file(name) if root else None
+    except ConfigError:
+        return None
+    return None if session_file is None else session_file[: -len(".json")] + ".held.txt"
+
+
+def _held(name: str, cwd: Any, take: bool) -> list[str]:
+    path = _held_file(name, cwd)
+    if path is None or not os.path.exists(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [line for line in fh.read().splitlines() if line]
+        if take:
+            os.unlink(path)
+    except OSError:
+        return []
+    return list(dict.fromkeys(lines))[-20:]
 
 
 def urgent(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:
@@ -195,6 +248,14 @@ def urgent(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) ->
     return reason if isinstance(reason, str) and reason else None
 
 
+# The tools that replace a whole file, by every agent's name for them: each becomes
+# Claude Code's ``Write`` (with its content), so the guard checks it for a stale write
+# (SPEC "Many agents, one working tree"); an agent's other file tools are anchored edits
+# (``Edit``). Its read tools become ``Read``: the guard notes the read, never refuses it.
+WHOLE_FILE_TOOLS = frozenset({"Write", "write_file", "write", "create", "write_to_file"})
+READ_TOOLS = frozenset({"Read", "read_file", "read"})
+
+
 def file_call(
     tool: Any,
     args: Any,
@@ -205,20 +266,31 @@ def file_call(
     path_keys: tuple[str, ...] = ("file_path", "path"),
     patch_keys: tuple[str, ...] = ("input", "patch", "command"),
 ) -> tuple[str, dict[str, Any]] | None:
-    """An agent's tool call that changes files, in Claude Code's terms, or None (reads,
-    searches, other tools): a shell tool with a ``command`` is ``Bash``; a patch tool is
+    """An agent's tool call that changes or reads files, in Claude Code's terms, or None
+    (searches, other tools): a shell tool with a ``command`` is ``Bash``; a patch tool is
     ``apply_patch`` with the first of ``patch_keys`` that is set as its ``command``; a
-    file tool with a path (the first of ``path_keys`` that is set) is ``Write``. Each
-    adapter names its agent's tools and argument keys; the rule is this one."""
+    file tool with a path (the first of ``path_keys`` that is set) is ``Write`` (with its
+    ``content``) when it replaces the whole file (``WHOLE_FILE_TOOLS``), else ``Edit``;
+    a read tool (``READ_TOOLS``) is ``Read``. Each adapter names its agent's tools and
+    argument keys; the rule is this one."""
     args = args if isinstance(args, dict) else {}
     if tool in shell_tools and isinstance(args.get("command"), str):
         return "Bash", {"command": args["command"]}
     if tool in patch_tools:
         return "apply_patch", {"command": _first(args, patch_keys)}
+    path = _first(args, path_keys)
+    if not isinstance(path, str) or not path:
+        return None
     if tool in file_tools:
-        path = _first(args, path_keys)
-        if isinstance(path, str) and path:
-            return "Write", {"file_path": path}
+        if tool in WHOLE_FILE_TOOLS:
+            content = args.get("content")
+            return "Write", {
+                "file_path": path,
+                **({"content": content} if isinstance(content, str) else {}),
+            }
+        return "Edit", {"file_path": path}
+    if tool in READ_TOOLS:
+        return "Read", {"file_path": path}
     return None
 
 

@@ -4,8 +4,9 @@
 - ``SessionStart``: check in as ``gemini-<session_id>``; who else is live as
   ``hookSpecificOutput.additionalContext``;
 - ``BeforeTool`` (``write_file``, ``replace``: ``tool_input.file_path``;
-  ``run_shell_command``: ``tool_input.command``): a refusal is
-  ``{"decision": "deny", "reason"}``; a pass is ``{}``;
+  ``run_shell_command``: ``tool_input.command``; ``read_file``, noted as read): a refusal
+  is ``{"decision": "deny", "reason"}``; a pass is ``{}``, its warning (a warn-mode
+  overlap) kept for the next ``AfterTool`` / ``BeforeAgent`` context;
 - ``AfterTool`` (``tool_name``, ``tool_input``, ``tool_response``): the files a write or
   shell tool changed are noted, their edits sent within a second
   (``agentlanes.hooks.edits``); with ``BeforeAgent``, the agent's news as
@@ -56,9 +57,13 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
     if name == "BeforeTool":
         call = _call(payload)
         if call is None:
-            return Answer({})  # read_file, glob, search: never refused
+            return Answer({})  # glob, search: never refused
         verdict = core.check(AGENT, sid, cwd, *call)
-        return Answer({"decision": "deny", "reason": verdict.deny} if verdict.deny else {})
+        if verdict.deny:
+            return Answer({"decision": "deny", "reason": verdict.deny})
+        if verdict.context:  # BeforeTool has no context channel: AfterTool carries it
+            core.hold(AGENT, sid, cwd, verdict.context)
+        return Answer({})
     if name == "AfterTool" and (call := _call(payload)) is not None:
         core.edited(AGENT, sid, cwd, *call)
     if name in ("AfterTool", "BeforeAgent"):

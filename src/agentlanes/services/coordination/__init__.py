@@ -7,6 +7,7 @@ the service context; the app calls it once where it builds the context."""
 
 from __future__ import annotations
 
+from agentlanes.services import queue
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.coordination.leases import release_session_leases
 from agentlanes.services.coordination.tasks import release_session_tasks
@@ -17,3 +18,5 @@ def register(ctx: ServiceContext) -> None:
     when it timed out, else ``task.released``) in the transaction that ends it."""
     ctx.on_session_end(release_session_leases)
     ctx.on_session_end(release_session_tasks)
+    # Its waits for a lane end with it, and what it held goes to the next in line.
+    queue.register(ctx)

@@ -4,6 +4,7 @@ subscriber (the recipient's attached socket among them) gets it live, body inclu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,16 +15,22 @@ from sqlmodel.ext.asyncio.session import AsyncSession
 from agentlanes.clock import iso, utcnow
 from agentlanes.errors import InvalidInput, NotFound
 from agentlanes.services import validation
+from agentlanes.services.agent_lookup import live_session_named, not_found
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.paging import FIRST_PAGE, Page, PageRequest
+from agentlanes.services.projection import LiveSession
 from agentlanes.services.session_auth import active_session
 from agentlanes.settings import LIMITS
 from agentlanes.store import queries
-from agentlanes.store.coordination import Message, MessageReceipt
+from agentlanes.store.coordination import Message, MessageReceipt, RegisteredAgent
 from agentlanes.store.models import Project
 
 BROADCAST = "broadcast"
 DEFAULT_TYPE = "message"
+
+
+HUMAN = "human"
+AGENT = "agent"
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,9 @@ class MessageInput:
     body: str | None = None
     type: str | None = None
     thread_id: str | None = None
+    # A person speaking with the project key alone, under this name (SPEC "Many agents,
+    # one working tree"): no session; the message is marked human.
+    human: str | None = None
 
 
 def message_view(m: Message, receipt: MessageReceipt | None = None) -> dict[str, Any]:
@@ -39,6 +49,8 @@ def message_view(m: Message, receipt: MessageReceipt | None = None) -> dict[str,
         # Numbered per project (SPEC: not one sequence across projects).
         "message_id": m.number,
         "from": m.sender,
+        # "agent", or "human": a person with the project key (lanes message send --as).
+        "from_kind": m.sender_kind or AGENT,
         "from_session_id": m.sender_session_id,
         "to": m.recipient,
         "type": m.type,
@@ -56,7 +68,18 @@ def message_view(m: Message, receipt: MessageReceipt | None = None) -> dict[str,
 async def send(
     ctx: ServiceContext, project: Project, data: MessageInput, token: str | None
 ) -> dict[str, Any]:
-    """Send a message from the caller's agent; the recipient need not be online."""
+    """Send a message from the caller's agent (or, with ``human``, from a person with the
+    project key alone). The recipient need not be online, but must be known: a live
+    session's agent name or display name (``claude-1``: stored as its agent name), a
+    registered agent, or ``broadcast``; another name is a 404 ``AGENT_NOT_FOUND`` naming
+    the live agents."""
+    if data.human is not None:
+        if not validation.AGENT_NAME_RE.match(data.human):
+            raise InvalidInput("human", "must be a name of 1-64 of A-Z a-z 0-9 . _ -")
+        if token:
+            raise InvalidInput(
+                "human", "a person speaks without a session: send no session token with it"
+            )
     if data.to is None:
         raise InvalidInput("to", "required: an agent name or broadcast")
     if data.to != BROADCAST and not validation.AGENT_NAME_RE.match(data.to):
@@ -77,16 +100,28 @@ async def send(
     )
     assert project.id is not None
     async with ctx.project_tx(project.id) as tx:
-        session = await active_session(tx.db, project, token, within_ttl=True)
+        session = (
+            None
+            if data.human is not None
+            else await active_session(tx.db, project, token, within_ttl=True)
+        )
+        current = await ctx.projections.current(tx.db, project.id)
+        live = await current.live(ctx.liveness, utcnow())
+        if data.human is not None and live_session_named(live, data.human) is not None:
+            raise InvalidInput(
+                "human", f"{data.human!r} is a live agent's name: a person speaks as themselves"
+            )
+        recipient = await _recipient(tx.db, project.id, data.to, live)
         # The number is the offset of the message.created event written below: under
         # the project lock nothing else takes it meanwhile.
         last = await queries.last_offset_of(await tx.db.connection(), project.id)
         message = Message(
             number=last + 1,
             project_id=project.id,
-            sender=session.agent_name,
-            sender_session_id=session.id,
-            recipient=data.to,
+            sender=session.agent_name if session is not None else str(data.human),
+            sender_kind=AGENT if session is not None else HUMAN,
+            sender_session_id=session.id if session is not None else None,
+            recipient=recipient,
             type=kind or DEFAULT_TYPE,
             thread_id=thread,
             body=data.body,
@@ -98,6 +133,28 @@ async def send(
         event = await tx.emit("message.created", {"message": view})
         assert event["offset"] == message.number
     return view
+
+
+async def _recipient(
+    db: AsyncSession, project_id: int, to: str, live: Sequence[LiveSession]
+) -> str:
+    """The agent name a message to ``to`` goes to: ``broadcast``; a live session's agent
+    name, or the agent name behind a display name; a registered agent's name. Else 404."""
+    if to == BROADCAST:
+        return to
+    session = live_session_named(live, to)
+    if session is not None:
+        return session.agent_name
+    registered = (
+        await db.exec(
+            select(RegisteredAgent.name).where(
+                RegisteredAgent.project_id == project_id, RegisteredAgent.name == to
+            )
+        )
+    ).first()
+    if registered is not None:
+        return to
+    raise not_found(to, live)
 
 
 def _inbox_condition(project_id: int, agent: str) -> Any:

@@ -36,15 +36,18 @@ def read(request: ModelRequest) -> None:
     body = request.body if isinstance(request.body, dict) else {}
     request.tools = [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
     texts = _texts(body.get("system"))
-    results = 0
+    results: list[str] = []
     for message in body.get("messages") or []:
         content = message.get("content") if isinstance(message, dict) else None
         texts.extend(_texts(content))
         if isinstance(content, list):
-            results += sum(
-                1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
-            )
-    request.tool_results = results
+            results += [
+                "\n".join(_texts(b.get("content")))
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            ]
+    request.tool_results = len(results)
+    request.results = results
     request.text = "\n".join(texts)
 
 
@@ -95,6 +98,7 @@ class Anthropic:
     def answer(self, request: ModelRequest, script: Script) -> Answer:
         read(request)
         if request.path.rstrip("/").endswith("/count_tokens"):
+            request.tools = []  # a count, not one of the agent's turns
             return Answer(body={"input_tokens": max(1, len(request.text) // 4)})
         body = request.body if isinstance(request.body, dict) else {}
         step = (
