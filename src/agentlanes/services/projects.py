@@ -117,6 +117,8 @@ def _check_heartbeat(interval: int, ttl: int) -> None:
 
 
 def _check_config_keys(keys: list[str]) -> list[str]:
+    if len(keys) > LIMITS.agent_config_keys:  # counted before they are read
+        raise InvalidInput("agent_config_keys", f"at most {LIMITS.agent_config_keys} keys")
     for key in keys:
         if not CONFIG_KEY_RE.fullmatch(key):
             raise InvalidInput("agent_config_keys", f"bad key {key!r}: 1-64 of A-Z a-z 0-9 _ . -")
