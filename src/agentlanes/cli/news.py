@@ -16,6 +16,7 @@ from typing import Any
 
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json
+from agentlanes.client.private_files import private_open
 from agentlanes.domain.words import fenced, fenced_item
 
 AGENT_HELP = "the agent whose session to use (default: AGENTLANES_AGENT_NAME, or the only one)"
@@ -142,8 +143,8 @@ class NewsFile:
         self.last: str | None = None
         if self.path is not None:
             self.last = self._saved_cursor()
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(self.path, "w", encoding="utf-8") as fh:
+            # 0600 in 0700: it holds other agents' messages to this one.
+            with os.fdopen(private_open(self.path, "w"), "w", encoding="utf-8") as fh:
                 fh.write(json.dumps({"from": self.last}) + "\n")
 
     def _saved_cursor(self) -> str | None:
@@ -163,6 +164,6 @@ class NewsFile:
         item = (frame.model_extra or {}).get("item")
         if self.path is None or not isinstance(item, dict):
             return
-        with open(self.path, "a", encoding="utf-8") as fh:
+        with os.fdopen(private_open(self.path, "a"), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(item, separators=(",", ":")) + "\n")
         self.last = item.get("cursor") or self.last
