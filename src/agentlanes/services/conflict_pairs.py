@@ -163,8 +163,9 @@ async def current_conflicts(
         while paused and left > 0 and time.monotonic() < until:
             # Against the projection's index, which the project's check-ins search too,
             # a slice at a time: a long first decision makes them wait no longer than one.
+            budget = min(left, until - time.monotonic())  # work is never more than time
             paused, spent = await current.in_thread(
-                partial(_decide, entry, current.detector, ids, left, files)
+                partial(_decide, entry, current.detector, ids, budget, files)
             )
             left -= spent
         # Grading (in a worker thread too) reads the pairs' edits, not the index.
