@@ -19,6 +19,9 @@ checkout of an older commit: `git archive <commit> src | tar -x -C /tmp/old`, th
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import json
 import os
 import resource
 import secrets
@@ -33,14 +36,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import websockets
 
 ROOT = Path(__file__).resolve().parent.parent
+# Run as a script, bench/ comes first on the path, and its queue.py would stand in for the
+# standard library's queue (which the socket cases' event loop imports).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 from bench.server import ServerProcess, bench_server  # noqa: E402
 
 ADMIN_TOKEN = "bench-admin-token-of-at-least-32-characters"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+# One event loop for the cases that keep sockets open from one case to the next.
+LOOP = asyncio.new_event_loop()
 
 
 def long_literal_patterns(n: int, *, leading_star: bool) -> list[str]:
@@ -54,9 +63,13 @@ def long_literal_patterns(n: int, *, leading_star: bool) -> list[str]:
 
 @dataclass
 class Case:
+    """One class of hostile input: a set-up (not timed), then one request, or (``run``)
+    the work of several, which returns the status to show and the bytes answered."""
+
     name: str
     setup: Callable[[Bench], None]
-    request: Callable[[Bench], httpx.Request]
+    request: Callable[[Bench], httpx.Request] | None = None
+    run: Callable[[Bench], tuple[str, int]] | None = None
 
 
 class Bench:
@@ -65,6 +78,8 @@ class Bench:
         self.timeout = timeout
         self.key = ""
         self.token = ""
+        self.note = ""
+        self.loop = LOOP
 
     def project(self) -> str:
         body = {"name": f"hostile-{secrets.token_hex(4)}"}
@@ -179,6 +194,156 @@ def _setup_globstars(b: Bench) -> None:
 
 PATHS_10K = [f"src/d{k % 100}/f{k}.py" for k in range(10_000)]
 
+
+# -- issue 40 -----------------------------------------------------------------------------
+
+
+def _same(b: Bench) -> None:
+    """No set-up: the project of the case before."""
+
+
+def _setup_mover(b: Bench) -> None:
+    b.project()
+    b.token = b.checkin(agent_name="mover", declared_files=["docs/**"])
+
+
+def _ranges_body() -> dict[str, Any]:
+    ranges = [[n, n] for n in range(1, 100_001)]
+    return {"edits": [{"path": "src/a.py", "base": "abcd", "ranges": ranges}]}
+
+
+def _meta_body() -> dict[str, Any]:
+    # 150,000 keys, 1.6 MB of JSON: under max_body_bytes (2 MB).
+    return {"meta": {str(i): 0 for i in range(150_000)}}
+
+
+def _long(body: str, n: int) -> list[str]:
+    return [f"*{body}{n}{i:03d}" for i in range(256)]
+
+
+def _slow_beside_ordinary(b: Bench) -> tuple[str, int]:
+    """Six check-ins of 256 x 1 KB patterns, then 30 ordinary ones of the same project;
+    the row's time is the slowest ordinary one's (the status names their median)."""
+    headers = {"X-API-Key": b.key, "Content-Type": "application/json"}
+    body = "x" * 1000
+    slow = [
+        json.dumps(
+            {"agent_name": f"slow{n}", "declared_files": [f"*{body}{n}{i:03d}" for i in range(256)]}
+        )
+        for n in range(6)
+    ]
+    plain = [
+        json.dumps({"agent_name": f"o{n}", "declared_files": [f"src/o{n}/**"]}) for n in range(30)
+    ]
+
+    async def burst() -> list[float]:
+        limits = httpx.Limits(max_connections=64)
+        async with httpx.AsyncClient(base_url=b.server.url, timeout=60, limits=limits) as c:
+            await asyncio.gather(*[c.get("/healthz") for _ in range(36)])
+
+            async def one(text: str) -> float:
+                started = time.monotonic()
+                r = await c.post("/api/v1/checkin", content=text, headers=headers)
+                assert r.status_code in (201, 400), r.text[:200]
+                return time.monotonic() - started
+
+            slow_ones = [asyncio.create_task(one(t)) for t in slow]
+            await asyncio.sleep(0.1)
+            took = await asyncio.gather(*[one(t) for t in plain])
+            await asyncio.gather(*slow_ones)
+            return sorted(took)
+
+    took = asyncio.run(burst())
+    b.note = f"ordinary: median {took[len(took) // 2]:.2f} s, max {took[-1]:.2f} s"
+    return f"201x{len(took)}", 0
+
+
+OPEN_SOCKETS: list[Any] = []  # kept open from one case to the next
+
+
+def _sockets_in_bursts(b: Bench, total: int = 2000, burst: int = 250) -> tuple[str, int]:
+    """Open ``total`` event sockets of one project, ``burst`` at a time; each reads its
+    frames in the background (as a client does)."""
+    url = b.server.ws_url + "/api/v1/events"
+    headers = {"X-API-Key": b.key}
+    refused = 0
+
+    async def one() -> Any:
+        ws = await websockets.connect(url, additional_headers=headers, compression=None)
+        await ws.recv()
+        return ws
+
+    async def run() -> None:
+        nonlocal refused
+        for _ in range(total // burst):
+            for got in await asyncio.gather(*[one() for _ in range(burst)], return_exceptions=True):
+                if isinstance(got, BaseException):
+                    refused += 1
+                else:
+                    OPEN_SOCKETS.append(got)
+
+    b.loop.run_until_complete(run())
+    return f"{len(OPEN_SOCKETS)} open" + (f", {refused} refused" if refused else ""), 0
+
+
+def _broadcasts_to_sockets(b: Bench, n: int = 20, size: int = 40_000) -> tuple[str, int]:
+    """``n`` broadcast messages of ``size`` characters to the open sockets, which read
+    them; done once every socket has read them all."""
+    token = b.checkin(agent_name="speaker")
+    got = {id(ws): 0 for ws in OPEN_SOCKETS}
+
+    async def read(ws: Any) -> None:
+        while got[id(ws)] < n:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 60))
+            if frame.get("type") == "message.created":
+                got[id(ws)] += 1
+
+    async def run() -> None:
+        readers = [asyncio.create_task(read(ws)) for ws in OPEN_SOCKETS]
+        async with httpx.AsyncClient(base_url=b.server.url, timeout=60) as c:
+            for _ in range(n):
+                body = {"to": "broadcast", "body": "y" * size}
+                r = await c.post(
+                    "/api/v1/messages",
+                    json=body,
+                    headers={"X-API-Key": b.key, "X-Session-Token": token},
+                )
+                assert r.status_code == 201, r.text[:200]
+        await asyncio.gather(*readers, return_exceptions=True)
+        for ws in OPEN_SOCKETS:
+            await ws.close()
+
+    b.loop.run_until_complete(run())
+    done = sum(1 for v in got.values() if v == n)
+    OPEN_SOCKETS.clear()
+    return f"{done} read all", 0
+
+
+def _bad_key_upgrades(b: Bench, n: int = 500) -> tuple[str, int]:
+    """``n`` socket upgrades with random keys from one address, 25 at a time."""
+    url = b.server.ws_url + "/api/v1/events"
+    outcomes: dict[str, int] = {}
+
+    async def one() -> None:
+        key = f"alk_{secrets.token_hex(16)}"
+        try:
+            async with websockets.connect(url, additional_headers={"X-API-Key": key}) as ws:
+                with contextlib.suppress(websockets.ConnectionClosed):
+                    while True:
+                        await asyncio.wait_for(ws.recv(), 10)
+            what = str(ws.close_code)
+        except websockets.InvalidStatus as exc:
+            what = str(exc.response.status_code)
+        outcomes[what] = outcomes.get(what, 0) + 1
+
+    async def run() -> None:
+        for _ in range(n // 25):
+            await asyncio.gather(*[one() for _ in range(25)])
+
+    b.loop.run_until_complete(run())
+    return " ".join(f"{k}x{v}" for k, v in sorted(outcomes.items())), 0
+
+
 CASES = [
     Case(
         "brace range {1..10^18}, check-in",
@@ -242,6 +407,38 @@ CASES = [
         ),
     ),
     Case(
+        "100,000 edit ranges in one file, status",
+        _setup_mover,
+        lambda b: b.build("/status", _ranges_body(), b.token),
+    ),
+    Case(
+        "100,000 edit ranges in one file, conflicts/check",
+        _setup_mover,
+        lambda b: b.build("/conflicts/check", {"paths": ["src/a.py"], **_ranges_body()}),
+    ),
+    Case(
+        "150,000-key meta (1.6 MB), check-in",
+        _setup_plain,
+        lambda b: b.build("/checkin", _meta_body()),
+    ),
+    Case(
+        "6 x 256 x 1 KB check-ins beside 30 ordinary, one project",
+        _setup_256_holder,
+        run=_slow_beside_ordinary,
+    ),
+    Case(
+        "pair list (GET /conflicts), 600 overlapping sessions",
+        _setup_600_sessions,
+        lambda b: httpx.Request(
+            "GET", f"{b.server.url}/api/v1/conflicts", headers={"X-API-Key": b.key}
+        ),
+    ),
+    Case("2,000 sockets opened in bursts of 250", _setup_plain, run=_sockets_in_bursts),
+    Case(
+        "20 broadcasts of 40 KB to those 2,000 sockets", lambda b: None, run=_broadcasts_to_sockets
+    ),
+    Case("500 socket upgrades with random keys", _same, run=_bad_key_upgrades),
+    Case(
         "256 long classes [!...] x 32, check-in",
         _setup_256_holder,
         lambda b: b.build(
@@ -278,8 +475,9 @@ def main() -> None:
         return bystander
 
     bystander = start()
+    last_key = ""
     header = (
-        f"{'case':<56} {'status':>6} {'time s':>8} {'answer':>10} {'peak RSS':>9} "
+        f"{'case':<56} {'status':>22} {'time s':>8} {'answer':>10} {'peak RSS':>9} "
         f"{'beat p99':>9} {'beat max':>9}"
     )
     print(header)
@@ -287,17 +485,23 @@ def main() -> None:
     try:
         for case in cases:
             bench = Bench(server, args.timeout)
+            bench.key = last_key  # a case without a set-up of its own: the last project
             bystander.paused.set()  # set-up is not the case: keep it out of the beats
             case.setup(bench)
-            request = case.request(bench)
+            last_key = bench.key
+            request = case.request(bench) if case.request is not None else None
             bystander.paused.clear()
             time.sleep(0.3)
             started = time.monotonic()
             status, size = "", 0
             try:
-                with httpx.Client(timeout=args.timeout) as client:
-                    r = client.send(request)
-                status, size = str(r.status_code), len(r.content)
+                if case.run is not None:
+                    status, size = case.run(bench)
+                else:
+                    assert request is not None
+                    with httpx.Client(timeout=args.timeout) as client:
+                        r = client.send(request)
+                    status, size = str(r.status_code), len(r.content)
             except httpx.TimeoutException:
                 status = "none"
             elapsed = time.monotonic() - started
@@ -306,8 +510,9 @@ def main() -> None:
             rss = _peak_rss_mb(server.proc.pid) if server.proc.poll() is None else float("nan")
             shown = f"> {args.timeout:.0f}" if status == "none" else f"{elapsed:.3f}"
             print(
-                f"{case.name:<56} {status:>6} {shown:>8} {size:>10,} {rss:>7.0f}MB "
-                f"{_p99(beats) * 1000:>7.0f}ms {max(beats, default=0) * 1000:>7.0f}ms",
+                f"{case.name:<56} {status:>22} {shown:>8} {size:>10,} {rss:>7.0f}MB "
+                f"{_p99(beats) * 1000:>7.0f}ms {max(beats, default=0) * 1000:>7.0f}ms"
+                + (f"  ({bench.note})" if bench.note else ""),
                 flush=True,
             )
             if status == "none" or server.proc.poll() is not None:

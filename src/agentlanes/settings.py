@@ -52,6 +52,7 @@ class Limits:
     message_type_chars: int = 64
     message_thread_chars: int = 128
     agent_config_bytes: int = 16_384
+    agent_config_keys: int = 100
     lease_resource_chars: int = 256
     project_name_chars: int = 200
     heartbeat_interval_max_seconds: int = 86_400
@@ -108,6 +109,9 @@ class Settings(BaseSettings):
     # From the environment: a comma-separated list (or a JSON array).
     allowed_hosts: Annotated[list[str], NoDecode]
     allowed_origins: Annotated[list[str], NoDecode]
+    # Peers whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses, networks
+    # or "*"); empty: none, the peer's address is the client's.
+    forwarded_allow_ips: Annotated[list[str], NoDecode]
 
     conflict_mode: Literal["warn", "block"]
     heartbeat_interval_seconds: int = Field(ge=1)
@@ -143,6 +147,8 @@ class Settings(BaseSettings):
     gc_collect_seconds: float = Field(gt=0)
     project_watch_seconds: float = Field(gt=0, le=1)
     max_sockets_per_project: int = Field(ge=1)
+    socket_accepts_per_second: float = Field(gt=0)
+    socket_bad_credentials_per_minute: float = Field(gt=0)
     max_mcp_sessions_per_project: int = Field(ge=1)
     message_retention_days: float = Field(gt=0)
     job_shutdown_grace_seconds: float = Field(ge=0, le=60)
@@ -154,13 +160,28 @@ class Settings(BaseSettings):
     consensus_max_timeout_seconds: int = Field(ge=1)
 
     news_max_items: int = Field(ge=1, le=1000)
+    news_text_max_chars: int = Field(ge=16, le=LIMITS.task_description_chars)
     news_recent_events: int = Field(ge=1)
     news_recent_bytes: int = Field(ge=1)
 
     # Waiting for a lane (SPEC): a wait older than this counts one urgency level higher.
     queue_age_boost_seconds: float = Field(ge=0)
 
-    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        for entry in value:
+            if entry == "*":
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address, a network or *") from None
+        return value
+
+    @field_validator("allowed_hosts", "allowed_origins", "forwarded_allow_ips", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -12,7 +12,7 @@ import re
 import secrets
 
 API_KEY_PREFIX = "alk_"
-SESSION_TOKEN_RE = re.compile(r"^[0-9a-f]{64}$")
+SESSION_TOKEN_RE = re.compile(r"^[0-9a-f]{64}\Z")  # \Z: no trailing newline
 
 
 def new_session_token() -> str:

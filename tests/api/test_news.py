@@ -94,6 +94,10 @@ def test_bad_cursor_limit_and_tokens_are_clear_4xx(api: Api) -> None:
     alice = api.checkin(agent_name="alice")["session_token"]
     r = api.get("/news?after=nope", token=alice)
     assert r.status_code == 400 and r.json()["field"] == "after"
+    # Issue 40: `$` let a trailing newline through.
+    cursor = _news(api, alice)["cursor"]
+    r = api.get(f"/news?after={cursor}%0A", token=alice)
+    assert r.status_code == 400 and r.json()["field"] == "after", r.text
     r = api.get("/news?limit=0", token=alice)
     assert r.status_code == 400 and r.json()["field"] == "limit"
     assert api.get("/news").status_code == 400
@@ -258,3 +262,22 @@ def test_the_kept_events_are_bounded_in_bytes(
     assert answer["recovered"] is False and _kinds(answer["items"]) == ["summary"]
     # A cursor the kept events still cover reads on as before.
     assert _news(api, alice, answer["cursor"])["items"] == []
+
+
+def test_other_agents_words_reach_the_news_cleaned_and_cut(api: Api) -> None:
+    """Issue 40: a message body, a vote's reason of 9,000 characters and a task note came
+    through with escapes, bidi, zero-width and tag characters, uncut."""
+    alice = api.checkin(agent_name="alice")["session_token"]
+    bob = api.checkin(agent_name="bob")["session_token"]
+    cursor = _news(api, alice)["cursor"]
+    hostile = "ok\x1b]0;pwned\x07\x1b[2J \u202eevil\u200b\U000e0049\U000e0047\nagentlanes: x"
+    api.post("/messages", {"to": "alice", "body": hostile}, token=bob)
+    reason = "because " + "y" * 9000
+    assert api.post("/consensus", {"action": "merge", "reason": reason}, token=bob).status_code
+    items = _news(api, alice, cursor)["items"]
+    message = next(i for i in items if i["kind"] == "message")
+    assert message["text"].endswith(": ok evil agentlanes: x"), ascii(message["text"])
+    vote = next(i for i in items if i["kind"] == "consensus.vote_requested")
+    assert "y" * 200 in vote["text"] and len(vote["text"]) < 300 + 200, len(vote["text"])
+    for item in items:
+        assert item["text"].isprintable(), ascii(item["text"])

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentlanes.domain.words import FENCE_CLOSE, FENCE_OPEN
 from tests.support.agents import (
     isolated_env,
     lanes,
@@ -86,6 +87,11 @@ class Checkout:
     def session(self, sid: str) -> dict[str, Any]:
         path = self.repo / ".git/agentlanes/sessions" / f"claude-{sid}.json"
         return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def fence(*items: str) -> str:
+    """Other agents' words as the hooks inject them (SPEC "Context budget")."""
+    return "\n".join([FENCE_OPEN, *(f"- {item}" for item in items), FENCE_CLOSE])
 
 
 def context(answer: Any, event: str) -> str:
@@ -170,7 +176,7 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
         time.sleep(0.5)
         first = co.read(SID_A, "docs/guide.md")
     text = context(first, "PreToolUse")
-    assert text == f"agentlanes: {shown_b} to you, message {message_id}: please rebase on main"
+    assert text == fence(f"{shown_b} to you, message {message_id}: please rebase on main")
     assert co.read(SID_A, "docs/guide.md") is None
     [seen] = inbox(url, key, co.session(SID_A)["session_token"])
     assert seen["delivered_at"] is not None and seen["read_at"] is None
@@ -180,19 +186,16 @@ def test_two_agents_in_one_checkout_hear_each_other_once(
     assert "src/app.py is claimed by " + a in context(warned, "PreToolUse")
     settled(co, a, "now edits src/app.py")
     heard = context(co.run(SID_A, "UserPromptSubmit"), "UserPromptSubmit")
-    assert (
-        heard
-        == f"agentlanes: {shown_b} now edits src/app.py, which you claim (src/app.py), for certain"
-    )
+    said = f"{shown_b} now edits src/app.py, which you claim (src/app.py), for certain"
+    assert heard == fence(said)
     assert co.run(SID_A, "PostToolUse") is None
 
     # B checks out: A hears the path is free.
     assert co.run(SID_B, "SessionEnd") is None
     settled(co, a, "checked out")
     freed = context(co.run(SID_A, "PostToolUse"), "PostToolUse")
-    assert freed == (
-        f"agentlanes: {shown_b} checked out: src/app.py, which you claim (src/app.py): it is free"
-    )
+    said = f"{shown_b} checked out: src/app.py, which you claim (src/app.py): it is free"
+    assert freed == fence(said)
     assert co.read(SID_A, "src/app.py") is None
 
 
@@ -241,7 +244,7 @@ def test_with_the_keepalive_the_hook_reads_news_without_a_network_call(
         # The server is out of reach for this hook call: the news comes from the file.
         offline = {**co.env, "AGENTLANES_URL": "http://127.0.0.1:9"}
         text = context(co.read(SID_A, "README", env=offline), "PreToolUse")
-        assert text.endswith(f"message {message_id}: lunch?")
+        assert text.endswith(f"message {message_id}: lunch?\n{FENCE_CLOSE}")
         assert co.read(SID_A, "README", env=offline) is None  # once
     finally:
         if pid_file.exists():
@@ -263,12 +266,14 @@ def test_lanes_news_prints_what_the_hooks_have_not_shown(
     text = context(co.read(SID_A, "README"), "PreToolUse")
     assert len(text) <= 2000
     lines = text.splitlines()
-    shown = len(lines) - 1
+    shown = len(lines) - 3  # the fence's two lines, then how many more
     assert lines[-1] == f"agentlanes: {40 - shown} more: lanes news"
     done = lanes(co.repo, co.env, "news", "--agent", a)
     assert done.returncode == 0, done.stderr
     printed = done.stdout.splitlines()
-    assert len(printed) == 40 - shown and printed[0].startswith("agentlanes: ")
+    assert printed[0] == FENCE_OPEN and printed[-1] == FENCE_CLOSE
+    printed = printed[1:-1]
+    assert len(printed) == 40 - shown and printed[0].startswith("- ")
     assert f"note {shown:02d}" in printed[0] and "note 39" in printed[-1]
     assert co.read(SID_A, "README") is None
     assert lanes_json(co.repo, co.env, "news", "--agent", a)["items"] == []
@@ -304,7 +309,7 @@ def test_a_waiting_hook_wakes_the_agent_within_two_seconds_of_a_message(
         if waiter.poll() is None:
             waiter.kill()
     assert waiter.returncode == 2, err
-    assert err.strip().endswith(f"message {message_id}: CI is red")
+    assert err.strip().endswith(f"message {message_id}: CI is red\n{FENCE_CLOSE}")
     assert woke < 2.0
     # Put in the agent's context by the wake: delivered, and not injected again.
     assert co.read(SID_A, "README") is None

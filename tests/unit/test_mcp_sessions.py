@@ -144,3 +144,28 @@ def test_the_heartbeat_stops_once_the_projects_key_is_refused(tmp_path: Path) ->
             await lanes.close()
 
     asyncio.run(run())
+
+
+def test_a_full_process_lets_go_of_its_longest_idle_session_for_a_new_project() -> None:
+    """Issue 40: ten projects x 1,001 initialize filled the process's 10,000 sessions and
+    an eleventh project's first initialize got 503 for up to 30 minutes. The project's
+    own cap comes first; a full process then forgets its longest idle session."""
+    store = SessionStore(per_project=1000)
+    sids = {p: [secrets.token_hex(8) for _ in range(1001)] for p in range(11)}
+
+    async def run() -> None:
+        for project in range(10):
+            outcomes = [await store.create(sid, AgentRecord(project)) for sid in sids[project]]
+            assert outcomes[:1000] == [None] * 1000 and outcomes[1000] == "project"
+        assert len(store._records) == 10_000
+        await store.load(sids[0][0])  # used again: no longer the longest idle
+        assert await store.create(sids[10][0], AgentRecord(10)) is None
+        assert await store.load(sids[10][0]) is not None
+        assert await store.load(sids[0][0]) is not None
+        assert await store.load(sids[0][1]) is None  # the longest idle, let go
+        assert len(store._records) == 10_000 and store.evicted == 1
+        # Project 0 has room for one again; the others are still full.
+        assert await store.create(sids[0][1000], AgentRecord(0)) is None
+        assert await store.create(secrets.token_hex(8), AgentRecord(5)) == "project"
+
+    asyncio.run(run())

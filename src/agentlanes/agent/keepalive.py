@@ -71,7 +71,10 @@ def spawn(cfg: Any, path: str, command: list[str]) -> int:
     agent's tool call, that started it), logging beside ``path``, its pid written there."""
     import subprocess
 
-    with open(path[: -len(".pid")] + ".log", "ab") as log:
+    from agentlanes.client.private_files import private_open
+
+    log_path = path[: -len(".pid")] + ".log"
+    with os.fdopen(private_open(log_path, "ab"), "ab") as log:
         proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -80,7 +83,7 @@ def spawn(cfg: Any, path: str, command: list[str]) -> int:
             start_new_session=True,
             cwd=cfg.root,
         )
-    with open(path, "w", encoding="utf-8") as fh:
+    with os.fdopen(private_open(path, "w"), "w", encoding="utf-8") as fh:
         fh.write(str(proc.pid))
     return proc.pid
 

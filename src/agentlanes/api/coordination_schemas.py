@@ -154,3 +154,5 @@ class AgentBody(Body):
         LIMITS.agent_config_bytes,
         "Settings for the agent; keys the project does not declare are dropped",
     )
+
+    SIZED = {"config": LIMITS.agent_config_bytes}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import math
 from typing import Annotated, Any
 
 from litestar import Controller, WebSocket, get, post, websocket
@@ -12,9 +14,11 @@ from agentlanes import tokens
 from agentlanes.api.answers import EventLog, RealtimeToken, answer
 from agentlanes.api.deps import Ctx, Proj, Req, api_key_guard
 from agentlanes.api.query import MAX_INT, QueryInt, int_param, int_range, text_range
+from agentlanes.api.socket_gate import ACCEPT_WAIT_MAX, gate_of
 from agentlanes.api.stream import CLOSE_SERVER_ERROR, CLOSE_TRY_AGAIN_LATER, EventStream
 from agentlanes.clock import utcnow
 from agentlanes.errors import AgentlanesError, InvalidInput, Unauthorized
+from agentlanes.server.asgi_json import error_body, send_json
 from agentlanes.services import realtime
 from agentlanes.services.context import ServiceContext
 from agentlanes.services.open_sockets import CLOSE_TOO_MANY, key_state
@@ -113,11 +117,47 @@ async def _refuse_on_outage(socket: WebSocket[Any, Any, Any], exc: Exception) ->
         await socket.close(code=code, reason=reason)
 
 
+def _address(socket: WebSocket[Any, Any, Any]) -> str:
+    client = socket.scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+async def _refuse_handshake(
+    socket: WebSocket[Any, Any, Any], status: int, code: str, message: str, retry_after: float
+) -> None:
+    """``status`` with ``Retry-After`` as the handshake's answer, where the server can
+    give one; else a close before the handshake (the server answers 403)."""
+    seconds = max(1, math.ceil(retry_after))
+    message = f"{message}: retry in {seconds} s"
+    with contextlib.suppress(Exception):
+        if "websocket.http.response" not in (socket.scope.get("extensions") or {}):
+            await socket.close(code=CLOSE_TOO_MANY, reason=message[:120])
+            return
+        await socket.receive()  # websocket.connect
+        await send_json(
+            socket.send,
+            status,
+            error_body(code, message),
+            prefix="websocket.http",
+            extra_headers=[(b"retry-after", str(seconds).encode())],
+        )
+
+
 @websocket("/api/v1/events")
 async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
-    """Snapshot or replay, then live events; client frames ``ping`` and ``attach``."""
+    """Snapshot or replay, then live events; client frames ``ping`` and ``attach``.
+
+    SPEC "One agent cannot hurt another": an address whose credentials were refused too
+    often is answered 429 before anything is looked up, and a project's sockets are let
+    in (the handshake, the snapshot) at ``socket_accepts_per_second`` (api/socket_gate.py)."""
     ctx: ServiceContext = socket.app.state.ctx
-    await socket.accept()
+    gate = gate_of(socket.app)
+    address = _address(socket)
+    blocked = gate.address_blocked(address)
+    if blocked:
+        why = "too many refused credentials from this address (socket_bad_credentials_per_minute)"
+        await _refuse_handshake(socket, 429, "RATE_LIMITED", why, blocked)
+        return
     try:
         project, key_hash = await _authenticate(ctx, socket)
         since = int_param("since", socket.query_params.get("since"))
@@ -128,13 +168,29 @@ async def events_socket(socket: WebSocket[Any, Any, Any]) -> None:
             raise InvalidInput("epoch", "must be 1-32 characters")
     except AgentlanesError as exc:
         code = CLOSE_UNAUTHORIZED if exc.status_code == 401 else CLOSE_BAD_REQUEST
+        if code == CLOSE_UNAUTHORIZED:
+            gate.refused_credentials(address)
         with contextlib.suppress(Exception):
+            await socket.accept()
             await socket.send_json({"type": "error", **exc.body()})
             await socket.close(code=code, reason=exc.message[:120])
         return
     except Exception as exc:
+        with contextlib.suppress(Exception):
+            await socket.accept()
         await _refuse_on_outage(socket, exc)
         return
+    wait = gate.accept_wait(project.id or 0)
+    if wait is None:
+        why = "too many sockets opened at once for this project (socket_accepts_per_second)"
+        await _refuse_handshake(socket, 503, "TRY_AGAIN_LATER", why, ACCEPT_WAIT_MAX)
+        return
+    if wait:
+        await asyncio.sleep(wait)  # the project's turn
+    try:
+        await socket.accept()
+    except Exception:
+        return  # the client went away while it waited
 
     stream = EventStream(ctx, socket, project)
     stream.key_hash = key_hash

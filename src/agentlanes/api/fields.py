@@ -150,7 +150,8 @@ def config_keys(description: str) -> Any:
         max_length=64,
         schema_not=_not_matching("[^A-Za-z0-9_.-]"),
     )
-    return Field(None, json_schema_extra=schema_extra({"items": item, "description": description}))
+    extra = {"items": item, "maxItems": LIMITS.agent_config_keys, "description": description}
+    return Field(None, json_schema_extra=schema_extra(extra))
 
 
 def integer(minimum: int, maximum: int | Limit, *, required: bool = False, description: str) -> Any:

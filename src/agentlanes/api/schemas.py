@@ -37,6 +37,34 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
+def json_size_over(value: Any, max_bytes: int) -> bool:
+    """Whether ``value`` as JSON takes more than ``max_bytes``, told after reading at
+    most about ``max_bytes`` of it: the count is a lower bound of the JSON's length (a
+    string's characters, a key's and its quotes and colon, a separator per item, a
+    character per number), so the walk stops as soon as it passes the bound."""
+    size = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, dict):
+            size += 2
+            for key, inner in item.items():
+                size += len(key) + 4 if isinstance(key, str) else 4
+                stack.append(inner)
+                if size > max_bytes:
+                    return True
+        elif isinstance(item, list):
+            size += 2 + len(item)
+            stack.extend(item)
+        else:
+            size += 1
+        if size > max_bytes:
+            return True
+    return False
+
+
 def _whole_numbers(value: Any) -> Any:
     """``value`` with each float that is a whole number an int, in nested lists too."""
     if isinstance(value, float) and value.is_integer():
@@ -57,12 +85,18 @@ class Body(BaseModel):
     # counted against edits_max_ranges before they are read; a walk here first would cost
     # the event loop a second per 100,000 of them). Nested bodies check their own fields.
     UNWALKED: ClassVar[frozenset[str]] = frozenset()
+    # Objects with a byte bound (SPEC: size-checked before they are walked): a 150,000-key
+    # ``meta`` was copied and walked for seconds before its size was known.
+    SIZED: ClassVar[dict[str, int]] = {}
 
     @field_validator("*", mode="before")
     @classmethod
     def _json_values(cls, value: Any, info: ValidationInfo) -> Any:
         if info.field_name in cls.UNWALKED:
             return value
+        bound = cls.SIZED.get(info.field_name or "")
+        if bound is not None and json_size_over(value, bound):
+            raise ValueError(f"must serialise to at most {bound} bytes of JSON")
         # PostgreSQL text cannot hold NUL; refuse it everywhere with the field's name.
         if _has_nul(value):
             raise ValueError("must not contain NUL bytes")
@@ -196,6 +230,8 @@ class CheckinBody(Body):
     )
 
     UNWALKED = frozenset({"claims"})
+
+    SIZED = {"meta": LIMITS.meta_bytes}
 
 
 class EditIn(Body):

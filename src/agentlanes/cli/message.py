@@ -12,6 +12,7 @@ from typing import Any
 
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json, table
+from agentlanes.domain.words import clean, clean_lines
 
 AGENT_HELP = "which local agent you are (default: the one that started this shell)"
 
@@ -119,10 +120,13 @@ def read(args: argparse.Namespace) -> int:
         emit_json(box)
         return 0
     message = box.get("message", box) if isinstance(box, dict) else box
-    print(f"from {message.get('from')} to {message.get('to')} at {message.get('created_at')}")
+    said = (clean(message.get(k)) for k in ("from", "to", "created_at"))
+    print("from {} to {} at {}".format(*said))
     if message.get("thread_id"):
-        print(f"thread {message['thread_id']}")
-    print(message.get("body") or "")
+        print(f"thread {clean(message['thread_id'])}")
+    # Another agent's words, its lines kept: no escapes, nothing unseen.
+    for line in clean_lines(message.get("body") or ""):
+        print(line)
     return 0
 
 

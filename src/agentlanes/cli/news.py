@@ -2,7 +2,8 @@
 news"), and the keepalive's news file that lets the hooks read it with no network call.
 
 ``lanes news`` reads from the cursor kept in the agent's session file (the one the hooks
-advance), prints every unseen item, one line each, and moves the cursor past them; the
+advance), prints every unseen item, one line each inside the fenced block of other
+agents' words (SPEC "Context budget"), and moves the cursor past them; the
 messages among them count as delivered. ``--json``: the items and the new cursor.
 """
 
@@ -15,6 +16,8 @@ from typing import Any
 
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json
+from agentlanes.client.private_files import private_open
+from agentlanes.domain.words import fenced, fenced_item
 
 AGENT_HELP = "the agent whose session to use (default: AGENTLANES_AGENT_NAME, or the only one)"
 # Pages read at most by one `lanes news` (50 items each).
@@ -63,9 +66,15 @@ def news(args: argparse.Namespace) -> int:
         return 0
     if not items:
         print("agentlanes: nothing new")
-    for item in items:
-        print(f"agentlanes: {item.get('text')}")
+    for line in news_lines(items):
+        print(line)
     return 0
+
+
+def news_lines(items: list[dict[str, Any]]) -> list[str]:
+    """Items as lines for a terminal or an agent's context: other agents' words, cleaned
+    and inside the fence of SPEC "Context budget", one line each."""
+    return fenced([fenced_item(item.get("text") or "") for item in items])
 
 
 EXIT_WAKE = 2  # Claude Code: a hook's exit 2 puts its stderr before the model
@@ -104,8 +113,8 @@ def wait(cfg: Any, session: dict[str, Any], timeout: float) -> int:
             )
             if not urgent:
                 continue
-            for line in seen:
-                print(f"agentlanes: {line.get('text')}", file=sys.stderr)
+            for line in news_lines(seen):
+                print(line, file=sys.stderr)
             if agent and session.get("source") != "AGENTLANES_SESSION_TOKEN":
                 _remember(cfg, agent, item.get("cursor"))
             ids = [i["message_id"] for i in seen if i.get("kind") == "message"]
@@ -134,8 +143,8 @@ class NewsFile:
         self.last: str | None = None
         if self.path is not None:
             self.last = self._saved_cursor()
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(self.path, "w", encoding="utf-8") as fh:
+            # 0600 in 0700: it holds other agents' messages to this one.
+            with os.fdopen(private_open(self.path, "w"), "w", encoding="utf-8") as fh:
                 fh.write(json.dumps({"from": self.last}) + "\n")
 
     def _saved_cursor(self) -> str | None:
@@ -155,6 +164,6 @@ class NewsFile:
         item = (frame.model_extra or {}).get("item")
         if self.path is None or not isinstance(item, dict):
             return
-        with open(self.path, "a", encoding="utf-8") as fh:
+        with os.fdopen(private_open(self.path, "a"), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(item, separators=(",", ":")) + "\n")
         self.last = item.get("cursor") or self.last

@@ -18,6 +18,7 @@ from agentlanes.cli.errors import (
     CommandError,
 )
 from agentlanes.client.report import FOR_CERTAIN, certainty, edit_lines
+from agentlanes.domain.words import clean
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -31,9 +32,11 @@ def emit_json(data: Any) -> None:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: Any = None) -> None:
-    """A plain aligned table (no colours: it goes into agents' logs as often as terminals)."""
+    """A plain aligned table (no colours: it goes into agents' logs as often as terminals).
+    Every cell is cleaned (agentlanes.domain.words): the cells hold other agents' words,
+    which must not reach a terminal as escapes nor break a row."""
     out = out or sys.stdout
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    cells = [[str(h) for h in headers]] + [["" if c is None else clean(c) for c in r] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for n, row in enumerate(cells):
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(), file=out)

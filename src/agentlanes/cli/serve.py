@@ -130,4 +130,9 @@ def _serve(app: Any, settings: Any, log_config: dict[str, Any]) -> None:
         log_config=log_config,
         # One client message may be as large as one HTTP body, no larger.
         ws_max_size=settings.max_body_bytes,
+        # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise, which
+        # lets any local client pick its address per request (and dodge the per-address
+        # limits): only the peers of forwarded_allow_ips are believed (default none).
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=list(settings.forwarded_allow_ips) or None,
     )

@@ -13,6 +13,7 @@ from agentlanes.cli.local import local_config, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json, print_conflicts, table
 from agentlanes.client.report import claim_labels
 from agentlanes.clock import iso
+from agentlanes.domain.words import clean
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -64,11 +65,16 @@ def presence(args: argparse.Namespace) -> int:
 
 
 def describe(event: Any) -> str:
-    """One readable line for an event frame."""
+    """One readable line for an event frame, cleaned (agentlanes.domain.words): it holds
+    other agents' words (names, areas, status texts, patterns)."""
+    return clean(_describe(event))
+
+
+def _describe(event: Any) -> str:
     data = event.data or {}
     extra = event.model_extra or {}
     if event.type == "presence.snapshot":
-        names = [s.get("agent_name") for s in data.get("sessions", [])]
+        names = [str(s.get("agent_name")) for s in data.get("sessions", [])]
         return f"[{event.offset}] snapshot: {len(names)} live ({', '.join(names) or 'nobody'})"
     if event.type == "replay.complete":
         how = "recovered" if extra.get("recovered") else "history lost, fresh snapshot"

@@ -353,7 +353,9 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
     path = cfg.session_file(session["agent_name"])
     if path is None:
         return None
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    from agentlanes.client.private_files import private_dir, private_fd
+
+    private_dir(os.path.dirname(path))  # 0700: the files hold tokens and others' words
     data = {k: v for k, v in session.items() if k != "source"}
     if cfg.api_key and "key_id" not in data:
         data["key_id"] = key_id(cfg.api_key)
@@ -363,7 +365,7 @@ def save_session(cfg: LocalConfig, session: dict[str, Any]) -> str | None:
         before = _load(path) or {}
         data.update({k: before[k] for k in KEPT_KEYS if k in before and k not in data})
     tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = private_fd(tmp, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=2)
     os.replace(tmp, path)

@@ -1,8 +1,19 @@
 """Conflicts as text, and when one is certain: one formatter and one rule for the editor
 guard, the git hooks, the MCP tools and the CLI (standard library only: the hooks import
-it on every edit and commit)."""
+it on every edit and commit).
+
+What other agents wrote (names, areas, patterns, paths) is cleaned on its way into a line
+(agentlanes.domain.words): one line each, no escapes, nothing unseen, at most
+``WORDS_MAX`` characters a value, so no value can start a line of its own.
+"""
 
 from __future__ import annotations
+
+from agentlanes.domain.words import clean
+
+# The longest value of another agent's shown in a conflict line (a pattern is at most
+# 1,024 characters; a line naming two of them still reads as one line).
+WORDS_MAX = 300
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,7 +89,12 @@ def certainty(overlap: dict[str, Any]) -> str:
     if file_is_certain(overlap):
         return FOR_CERTAIN
     where = overlap.get("if_directory")
-    return f"only if `{where}` is a directory" if where else "not for certain"
+    return f"only if `{_said(where)}` is a directory" if where else "not for certain"
+
+
+def _said(value: Any) -> str:
+    """Another agent's value as it may appear in a line."""
+    return clean("?" if value is None else value, WORDS_MAX)
 
 
 def conflict_lines(
@@ -91,12 +107,12 @@ def conflict_lines(
     saying how many were left out (:func:`capped`); ``prefix`` starts every line."""
     lines: list[str] = []
     for c in conflicts:
-        agent = c.get("agent_name", "?")
+        agent = _said(c.get("agent_name", "?"))
         if c.get("overlapping_area"):
-            lines.append(f"same work area {c.get('declared_area')!r} as {agent}")
+            lines.append(f"same work area {_said(c.get('declared_area'))!r} as {agent}")
         lines.extend(
-            f"{f.get('example')} is claimed by {agent} {certainty(f)} "
-            f"(their pattern {f.get('their_pattern')})"
+            f"{_said(f.get('example'))} is claimed by {agent} {certainty(f)} "
+            f"(their pattern {_said(f.get('their_pattern'))})"
             for f in c.get("overlapping_files") or []
         )
         lines.extend(edit_lines(c))
@@ -108,9 +124,10 @@ def edit_lines(conflict: dict[str, Any]) -> Iterator[str]:
     """What the overlap's edits say (SPEC "Line-level claims"): ``src/a.py: alice's edits
     (lines 10-12) meet yours (11): a merge conflict ahead``, or that git merges them, or
     that only they have edited it."""
-    agent = conflict.get("agent_name", "?")
+    agent = _said(conflict.get("agent_name", "?"))
     for f in conflict.get("edits") or []:
         theirs = ranges_text(f.get("ranges"))
+        f = {**f, "path": _said(f.get("path"))}
         if f.get("edited_by") == "both" and f.get("grade") == "lines":
             if f.get("same_base", True):
                 yield (

@@ -8,9 +8,13 @@ alone) does not pay for the glob engine at start-up.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+# No `typing` at run time: the hooks import agentlanes.domain.words and .edits, and the
+# package comes with them (tests/unit/test_agent_adapters.py keeps their import budget).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .conflicts import Conflict, ConflictDetector, FileOverlap, Scope
     from .globs import (
         Overlap,

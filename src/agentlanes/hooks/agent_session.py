@@ -19,6 +19,8 @@ from agentlanes.client.config import (
     read_session,
     save_session,
 )
+from agentlanes.client.report import WORDS_MAX
+from agentlanes.domain.words import fenced, fenced_item
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call
 
@@ -198,10 +200,12 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
     ]
     if others:
         lines.append(f"agentlanes: {len(others)} other live session(s):")
+        listed = []  # their names, areas and patterns: other agents' words, fenced
         for s in others[:20]:
             files = " ".join(s.get("declared_files") or []) or "(no files yet)"
             area = f" area {s['declared_area']}" if s.get("declared_area") else ""
-            lines.append(f"agentlanes:   {s.get('agent_name')}{area}: {files}")
+            listed.append(fenced_item(f"{s.get('agent_name')}{area}: {files}", WORDS_MAX))
+        lines.extend(fenced(listed))
     return _start_context("\n".join([*lines, *notes]))
 
 

@@ -257,8 +257,9 @@ class _Locked:
         self.state: dict[str, Any] = {}
 
     def __enter__(self) -> dict[str, Any]:
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        from agentlanes.client.private_files import private_open
+
+        fd = private_open(self.path, "r+")
         self.fh = os.fdopen(fd, "r+", encoding="utf-8")
         try:
             import fcntl

@@ -5,6 +5,8 @@ the items the agent has not seen yet into ``additionalContext``, once per agent:
 cursor of the last item injected is kept in the agent's session file (``news_cursor``).
 At most ``news_max_chars`` (2,000) per injection, ending with ``N more: lanes news``
 when some did not fit (they come with the next call, or at once with ``lanes news``).
+The items are other agents' words: cleaned (agentlanes.domain.words) and inside the
+fenced ``<agentlanes-news ...>`` block of SPEC "Context budget", one line each.
 
 Where the items come from:
 - the keepalive's local news file (``sessions/<agent>.news.jsonl``), when the agent's
@@ -26,6 +28,7 @@ import os
 
 from agentlanes.agent.keepalive import running_keepalive
 from agentlanes.client.config import ConfigError, find_repo_root, load_config, read_session
+from agentlanes.domain.words import FENCE_CLOSE, FENCE_OPEN, fenced, fenced_item
 from agentlanes.hooks.agent_name import agent_for
 from agentlanes.hooks.http import LeanApiError, LeanUnreachable, call
 
@@ -127,23 +130,27 @@ def unseen(
 
 def render(items: list[Any], more: bool, max_chars: int) -> tuple[list[str], int]:
     """The lines to inject and how many items they hold, within ``max_chars`` including
-    the closing ``N more: lanes news`` line."""
-    lines: list[str] = []
-    used = 0
+    the closing ``N more: lanes news`` line. The items are other agents' words: cleaned
+    and fenced (SPEC "Context budget"), one line each; the service's own line after the
+    fence starts with ``agentlanes:``."""
+    fence = len(FENCE_OPEN) + len(FENCE_CLOSE) + 2
+    body: list[str] = []
+    used = fence
     shown = 0
     for k, item in enumerate(items):
-        line = PREFIX + " ".join(str(item.get("text") or "").split())
+        line = fenced_item(item.get("text") or "")
         rest = len(items) - k - 1
         tail = len(f"{PREFIX}{rest + 1}+ more: lanes news") + 1 if (rest or more) else 0
         if used + len(line) + 1 + tail > max_chars:
             if shown == 0:  # one long item: cut it rather than show nothing
                 room = max_chars - used - 1 - len(f"{PREFIX}{len(items)}+ more: lanes news") - 2
-                lines.append(line[: max(room, 0)] + "…")
+                body.append(line[: max(room, 0)] + "…")
                 shown = 1
             break
-        lines.append(line)
+        body.append(line)
         used += len(line) + 1
         shown += 1
+    lines = fenced(body)
     left = len(items) - shown
     if left:
         lines.append(f"{PREFIX}{left}{'+' if more else ''} more: lanes news")

@@ -242,9 +242,6 @@ class McpEndpoint:
                         429,
                     )
                     return
-                if refused is not None:
-                    await _send_jsonrpc_error(send, "Too many open MCP sessions", 503)
-                    return
 
         async def send_with_session(message: Message) -> None:
             if message["type"] == "http.response.start" and minted is not None:

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import time
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,7 +32,9 @@ from agentlanes.mcp.lanes import Lanes
 log = logging.getLogger("agentlanes.mcp")
 
 IDLE_SECONDS = 30 * 60
-MAX_LOCAL_SESSIONS = 10_000  # the SDK's default for its own sessions, per process
+# The SDK's default for its own sessions, per process (without Redis); past it the
+# longest idle session is let go.
+MAX_LOCAL_SESSIONS = 10_000
 
 
 @dataclass
@@ -81,12 +84,18 @@ def _load(sid: str, text: str | bytes) -> AgentRecord:
 
 class SessionStore:
     """In memory: one process (no Redis). ``per_project``: the most open MCP sessions one
-    project may hold (``max_mcp_sessions_per_project``)."""
+    project may hold (``max_mcp_sessions_per_project``), counted first; past
+    ``MAX_LOCAL_SESSIONS`` in all, the process lets go of its longest idle session rather
+    than refuse a new project (SPEC "One agent cannot hurt another": ten projects' full
+    quotas must not lock an eleventh out)."""
 
     def __init__(self, per_project: int = MAX_LOCAL_SESSIONS) -> None:
-        self._records: dict[str, tuple[str, float]] = {}
+        # record key -> (record, idle-out time); the least recently used first.
+        self._records: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._projects: dict[str, int] = {}  # record key -> project id
+        self._counts: dict[int, int] = {}  # project id -> its open sessions
         self.per_project = per_project
+        self.evicted = 0
 
     async def start(self) -> None:
         return None
@@ -94,43 +103,62 @@ class SessionStore:
     async def stop(self) -> None:
         self._records.clear()
         self._projects.clear()
+        self._counts.clear()
+
+    def _forget(self, key: str) -> None:
+        self._records.pop(key, None)
+        project = self._projects.pop(key, None)
+        if project is not None:
+            left = self._counts.get(project, 0) - 1
+            if left > 0:
+                self._counts[project] = left
+            else:
+                self._counts.pop(project, None)
 
     def _sweep(self) -> None:
+        """Forget the sessions idled out (the least recently used come first: the sweep
+        stops at the first one still open)."""
         now = time.monotonic()
-        for key in [k for k, (_, until) in self._records.items() if until <= now]:
-            del self._records[key]
-            self._projects.pop(key, None)
+        while self._records:
+            key, (_, until) = next(iter(self._records.items()))
+            if until > now:
+                break
+            self._forget(key)
 
     async def create(self, sid: str, record: AgentRecord) -> str | None:
-        """Keep a new session; else why not: this process holds too many in all, or the
-        project holds ``per_project`` already."""
+        """Keep a new session; else why not: the project holds ``per_project`` already.
+        A process holding ``MAX_LOCAL_SESSIONS`` forgets its longest idle one first."""
         self._sweep()
-        if len(self._records) >= MAX_LOCAL_SESSIONS:
-            return "process"
-        if sum(1 for p in self._projects.values() if p == record.project_id) >= self.per_project:
+        if self._counts.get(record.project_id, 0) >= self.per_project:
             return "project"
+        while len(self._records) >= MAX_LOCAL_SESSIONS:
+            self._forget(next(iter(self._records)))
+            self.evicted += 1
         await self.save(sid, record)
         return None
 
     async def save(self, sid: str, record: AgentRecord) -> None:
         key = _lookup(sid)
+        if self._projects.get(key) != record.project_id:
+            self._forget(key)
+            self._projects[key] = record.project_id
+            self._counts[record.project_id] = self._counts.get(record.project_id, 0) + 1
         self._records[key] = (_dump(sid, record), time.monotonic() + IDLE_SECONDS)
-        self._projects[key] = record.project_id
+        self._records.move_to_end(key)
 
     async def load(self, sid: str, *, touch: bool = True) -> AgentRecord | None:
         key = _lookup(sid)
         found = self._records.get(key)
         if found is None or found[1] <= time.monotonic():
-            self._records.pop(key, None)
-            self._projects.pop(key, None)
+            self._forget(key)
             return None
         if touch:
             self._records[key] = (found[0], time.monotonic() + IDLE_SECONDS)
+            self._records.move_to_end(key)
         return _load(sid, found[0])
 
     async def drop(self, sid: str) -> None:
-        self._records.pop(_lookup(sid), None)
-        self._projects.pop(_lookup(sid), None)
+        self._forget(_lookup(sid))
 
 
 class RedisSessionStore(SessionStore):

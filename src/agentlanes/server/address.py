@@ -31,7 +31,10 @@ def record(database_url: str, url: str) -> Path | None:
     path = record_path(database_url)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"url": url, "pid": os.getpid()}) + "\n", encoding="utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fd, 0o600)
+            fh.write(json.dumps({"url": url, "pid": os.getpid()}) + "\n")
     except OSError:
         return None
     return path
@@ -49,9 +52,16 @@ def forget(path: Path | None) -> None:
 
 
 def recorded(database_url: str) -> str | None:
-    """The URL a server recorded for this database, or None."""
+    """The URL a server recorded for this database, or None. Only a record this user
+    wrote counts: the `project` commands send the admin token where it points, and a
+    database in a shared folder (/tmp) would let another user point them at a server of
+    theirs that answers with the database's (computable) fingerprint."""
+    path = record_path(database_url)
     try:
-        data = json.loads(record_path(database_url).read_text(encoding="utf-8"))
+        st = os.stat(path)
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     url = data.get("url") if isinstance(data, dict) else None

@@ -24,11 +24,12 @@ async def send_json(
     body: bytes | Any,
     *,
     prefix: Literal["http", "websocket.http"] = "http",
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     """Send ``body`` (bytes, or a value to encode) with ``status``; ``prefix`` is
     ``websocket.http`` for a WebSocket handshake's HTTP answer."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    headers = json_headers(data)
+    headers = json_headers(data) + (extra_headers or [])
     if prefix == "http":
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": data, "more_body": False})

@@ -18,12 +18,19 @@ next batch. The rules hold:
   events reach the projection and the hub together after the commit.
 
 A lone check-in is a batch of one: one task switch more than deciding it in place.
+
+A check-in whose search is long leaves the batch (SPEC "One agent cannot hurt another":
+one agent's expensive request never makes another of its project wait more than 2 s):
+its decision marks it ``left``, it is searched alone outside the batch and its
+transaction (``aside``: services/checkin_decisions.py says how), then it queues again,
+and the batch that takes it next checks only what changed meanwhile. The others of its
+batch are answered at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -47,12 +54,22 @@ class Waiting(Generic[W, A]):
     result: A | None = None
     error: BaseException | None = None
     decided: bool = False
+    # Taken out of its batch while it is searched alone; what that search found; set
+    # once the batch it left is over (it may queue again only then).
+    left: bool = False
+    alone: Any = None
+    batch_over: asyncio.Event | None = None
 
     def done(self, result: A) -> None:
         self.result, self.decided = result, True
 
     def failed(self, error: BaseException) -> None:
         self.error, self.decided = error, True
+
+    def leave(self) -> None:
+        """Not decided in this batch: it is searched alone (CheckinBatches.aside)."""
+        self.left = True
+        self.batch_over = asyncio.Event()
 
 
 @dataclass
@@ -61,6 +78,9 @@ class CheckinBatch(Generic[W, A]):
 
     tx: ProjectTx
     items: list[Waiting[W, A]]
+    # Whether others wait on this batch now (more than one check-in in it, or more queued
+    # behind it): then a long search leaves it. Read from the worker thread that judges.
+    crowded: Callable[[], bool] = lambda: False
 
     def waiting(self) -> Iterator[Waiting[W, A]]:
         """The check-ins to decide, in arrival order (one whose caller went away is
@@ -81,6 +101,8 @@ class CheckinBatches:
         self.max_batch = MAX_BATCH
         self._queues: dict[int, list[Waiting[Any, Any]]] = {}
         self._drains: dict[int, asyncio.Task[None]] = {}
+        self._decides: dict[int, Decide[Any, Any]] = {}
+        self._aside: set[asyncio.Task[None]] = set()  # check-ins searched alone
         # How many batches and check-ins were decided (the benchmark reads the mean size).
         self.batches = 0
         self.checkins = 0
@@ -89,10 +111,49 @@ class CheckinBatches:
         """Queue a check-in; its answer once its batch is committed (or its error)."""
         loop = asyncio.get_running_loop()
         item: Waiting[W, A] = Waiting(wanted, loop.create_future())
+        self._decides[project_id] = decide
+        self._queue(project_id, item)
+        return await item.answer
+
+    def _queue(self, project_id: int, item: Waiting[Any, Any]) -> None:
         self._queues.setdefault(project_id, []).append(item)
         if project_id not in self._drains:
+            decide = self._decides[project_id]
+            loop = asyncio.get_running_loop()
             self._drains[project_id] = loop.create_task(self._drain(project_id, decide))
-        return await item.answer
+
+    def aside(
+        self, project_id: int, item: Waiting[Any, Any], work: Coroutine[Any, Any, None]
+    ) -> None:
+        """Run ``work`` (the search alone of a check-in that left its batch) outside the
+        batches; then the check-in queues again, unless ``work`` failed (its error is
+        the answer: a search too long for the budget is a 400)."""
+        task = asyncio.get_running_loop().create_task(self._aside_run(project_id, item, work))
+        self._aside.add(task)
+        task.add_done_callback(self._aside.discard)
+
+    async def _aside_run(
+        self, project_id: int, item: Waiting[Any, Any], work: Coroutine[Any, Any, None]
+    ) -> None:
+        try:
+            if item.batch_over is not None:
+                # Its batch answers the others first: the search alone would take the
+                # interpreter from their writes and answers.
+                await item.batch_over.wait()
+            if item.answer.done():  # its batch failed: so did it
+                work.close()
+                return
+            await work
+        except Exception as exc:
+            if not item.answer.done():
+                item.answer.set_exception(exc)
+            return
+        except BaseException:
+            item.answer.cancel()  # the server stopping
+            raise
+        if not item.answer.done():
+            item.left = False
+            self._queue(project_id, item)
 
     async def _drain(self, project_id: int, decide: Decide[Any, Any]) -> None:
         try:
@@ -114,10 +175,22 @@ class CheckinBatches:
         """One batch: the check-ins waiting once the project's lock is held."""
         items: list[Waiting[Any, Any]] = []
         try:
+            await self._decide(project_id, decide, items)
+        finally:
+            for item in items:
+                if item.batch_over is not None:
+                    item.batch_over.set()
+
+    async def _decide(
+        self, project_id: int, decide: Decide[Any, Any], items: list[Waiting[Any, Any]]
+    ) -> None:
+        try:
             async with self._open_tx(project_id) as tx:
-                items = self._take(project_id)
+                items[:] = self._take(project_id)
                 tx.local_offsets = True
-                await decide(CheckinBatch(tx, items))
+                queued = self._queues.setdefault(project_id, [])
+                several = len(items) > 1
+                await decide(CheckinBatch(tx, items, lambda: several or bool(queued)))
         except BaseException as exc:  # rolled back: nothing of the batch was written
             for item in items or self._take(project_id):
                 if item.answer.done():
@@ -132,8 +205,8 @@ class CheckinBatches:
         self.batches += 1
         self.checkins += sum(item.decided for item in items)
         for item in items:
-            if item.answer.done():
-                continue
+            if item.answer.done() or item.left:
+                continue  # a check-in that left is answered after its search alone
             if item.error is not None:
                 item.answer.set_exception(item.error)
             elif item.decided:

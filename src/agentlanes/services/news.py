@@ -26,6 +26,7 @@ from agentlanes.clock import iso, utcnow
 from agentlanes.domain.conflicts import SearchTooLong
 from agentlanes.domain.edits import LINES, grade_file
 from agentlanes.domain.globs import overlap
+from agentlanes.domain.words import clean
 from agentlanes.errors import InvalidInput, SessionEnded, SessionNotFound
 from agentlanes.services import line_claims
 from agentlanes.services.context import ServiceContext
@@ -37,7 +38,8 @@ from agentlanes.store import queries
 from agentlanes.store.models import Project
 
 CURSOR_PATTERN = "^[0-9]{1,19}-[0-9a-f]{1,32}$"
-CURSOR_RE = re.compile(r"^([0-9]{1,19})-([0-9a-f]{1,32})$")
+# \Z, not $: a cursor with a trailing newline (``%0A``) is not a cursor.
+CURSOR_RE = re.compile(r"^([0-9]{1,19})-([0-9a-f]{1,32})\Z")
 # The largest ?limit= taken (answers carry at most news_max_items whatever it says).
 LIMIT_MAX = 1000
 # Message ids one POST /news/delivered may name.
@@ -269,7 +271,7 @@ def item_for(
     """The item the event makes for ``mine``, or None when it does not concern it; its
     pattern comparisons take at most ``ITEM_SECONDS``."""
     kind = recent.type
-    data = recent.data
+    data = _words_cut(recent.data, ctx.settings.news_text_max_chars)
     found: dict[str, Any] | None = None
     deadline = time.monotonic() + ITEM_SECONDS
     if kind in ("agent.checkin", "agent.status"):
@@ -321,7 +323,26 @@ def item_for(
             }
     if found is None:
         return None
+    # Other agents' words: no escapes, nothing unseen, one line (SPEC "One agent cannot
+    # hurt another").
+    found["text"] = clean(found["text"])
     return {"cursor": cursor_of(recent.offset, project.epoch), "at": _at(recent.ts), **found}
+
+
+def _words_cut(data: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """The event's data with each text field (a message body, a reason, a title, a
+    status text: strings of the data and of its objects) cut at ``max_chars``
+    (news_text_max_chars); lists (patterns, edits) as they are, for the comparisons."""
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > max_chars:
+            return value[: max_chars - 1] + "…"
+        return value
+
+    return {
+        k: {kk: cut(vv) for kk, vv in v.items()} if isinstance(v, dict) else cut(v)
+        for k, v in data.items()
+    }
 
 
 Pairs = list[tuple[str, str, Any]]
@@ -884,7 +905,7 @@ async def summary(
         "cursor": cursor_of(current.offset, project.epoch),
         "kind": "summary",
         "at": iso(utcnow()),
-        "text": "; ".join(parts),
+        "text": clean("; ".join(parts)),
         "overlaps": len(found),
         "certain": any(c.certain for c in found),
         "unread_messages": unread,

@@ -37,11 +37,22 @@ from agentlanes.domain.conflicts import (
 )
 from agentlanes.services import line_claims
 from agentlanes.services.liveness import Liveness
+from agentlanes.services.long_work import run_long
 from agentlanes.services.views import LiveFields, entry_view, session_view
 from agentlanes.store import queries
 from agentlanes.store.models import AgentSession
 
 T = TypeVar("T")
+
+# The longest turn one search takes on its project's detector (work seconds); a search
+# that needs more goes on alone (LiveProject.search).
+TURN_SECONDS = 0.1
+
+
+def search_size(patterns: Sequence[str], paths: Sequence[str] = ()) -> int:
+    """What a search costs, roughly: the characters it compares."""
+    return sum(map(len, patterns)) + sum(map(len, paths))
+
 
 # Events read per round trip while catching up.
 PAGE = 1000
@@ -279,6 +290,7 @@ class LiveProject:
         also: ConflictDetector | None = None,
         claims: line_claims.Edits | None = None,
         also_claims: Mapping[str, line_claims.Edits] | None = None,
+        detector: ConflictDetector | None = None,
     ) -> list[Conflict]:
         """Conflicts with the ``live`` sessions (oldest first), each graded from the two
         sessions' edits and range claims (``edits``, ``claims``: the asking side's, per
@@ -286,8 +298,11 @@ class LiveProject:
         detector's index holds every session not ended, so overdue ones are filtered out of
         its answer. ``also``: sessions not applied yet, newer than all of these (the
         check-ins earlier in one batch, services/checkin_batch.py), searched after them.
-        On the calling thread: see :meth:`search` for the event loop."""
-        alive = {s.id for s in live} if len(live) != len(self.sessions) else None
+        ``detector``: another index than the project's (one of ``live`` only,
+        :meth:`find_alone`). On the calling thread: see :meth:`search` for the event
+        loop."""
+        index = self.detector if detector is None else detector
+        alive = {s.id for s in live} if len(live) != len(index) else None
         asked = functools.partial(
             ConflictDetector.find,
             declared_area=declared_area,
@@ -299,7 +314,7 @@ class LiveProject:
         )
         found = [
             c
-            for c in asked(self.detector)
+            for c in asked(index)
             if (alive is None or c.session_id in alive)
             and (exclude_agent_name is None or c.agent_name != exclude_agent_name)
         ]
@@ -384,25 +399,61 @@ class LiveProject:
         ``budget`` (seconds) bounds it (``SearchTooLong``), counted from when the search
         starts: waiting for the project's lock, for an earlier search or for a worker
         thread is no work of this request's, and a burst of check-ins must not turn into
-        refusals."""
+        refusals.
+
+        The project's searches take turns on its detector, and one turn lasts at most
+        ``TURN_SECONDS``: a search that needs more leaves the turn and goes on alone
+        (:meth:`find_alone`, with what is left of its budget), so one agent's long search
+        never makes the others of its project wait for it (SPEC "One agent cannot hurt
+        another")."""
         if not (live or also is not None) or not (patterns or paths or declared_area):
             return []
-        return await self.in_thread(
-            lambda: self.find(
-                live,
-                declared_area=declared_area,
-                patterns=patterns,
-                paths=paths,
-                exclude_session_id=exclude_session_id,
-                exclude_agent_name=exclude_agent_name,
-                deadline=work_clock() + budget,
-                max_files=max_files,
-                edits=edits,
-                margin=margin,
-                also=also,
-                claims=claims,
-            )
+        asked = functools.partial(
+            self.find,
+            live,
+            declared_area=declared_area,
+            patterns=patterns,
+            paths=paths,
+            exclude_session_id=exclude_session_id,
+            exclude_agent_name=exclude_agent_name,
+            max_files=max_files,
+            edits=edits,
+            margin=margin,
+            also=also,
+            claims=claims,
         )
+        turn = min(budget, TURN_SECONDS)
+        try:
+            return await self.in_thread(lambda: asked(deadline=work_clock() + turn))
+        except SearchTooLong:
+            if budget <= turn:
+                raise
+        snapshot = list(live)
+        alone = functools.partial(asked.func, snapshot, **asked.keywords)
+        return await self.alone(
+            lambda: self.find_alone(snapshot, alone, deadline=work_clock() + budget - turn),
+            search_size(patterns, paths),
+        )
+
+    def find_alone(
+        self, live: Sequence[LiveSession], asked: Callable[..., list[Conflict]], deadline: float
+    ) -> list[Conflict]:
+        """``asked`` (a :meth:`find` of ``live``) against a detector of its own, built
+        from ``live`` within ``deadline`` (``SearchTooLong`` past it): it needs no turn
+        of the project's detector, which may change meanwhile. On the calling thread."""
+        own = ConflictDetector()
+        for n, session in enumerate(live):
+            if n % 64 == 0 and work_clock() > deadline:
+                raise SearchTooLong(0)
+            own.add(session.scope())
+        return asked(deadline=deadline, detector=own)
+
+    async def alone(self, work: Callable[[], T], size: int) -> T:
+        """Run ``work`` (:meth:`find_alone`) in a worker thread beside the project's turns,
+        as long work of the process: one at a time, the smallest (``size``: the characters
+        searched) first, so that a colleague's ordinary search that merely met a cold
+        cache never waits behind a hostile one (services/long_work.py)."""
+        return await run_long(work, size)
 
     async def in_thread(self, work: Callable[[], T]) -> T:
         """Run ``work``, which reads the detector (:meth:`find`), in a worker thread;

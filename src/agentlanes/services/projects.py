@@ -40,8 +40,8 @@ from agentlanes.store.coordination import (
 )
 from agentlanes.store.models import AgentSession, Event, Project, RealtimeToken
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
+CONFIG_KEY_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 MODES = ("warn", "block")
 BLOCK_ON = ("claims", "lines")
 
@@ -117,6 +117,8 @@ def _check_heartbeat(interval: int, ttl: int) -> None:
 
 
 def _check_config_keys(keys: list[str]) -> list[str]:
+    if len(keys) > LIMITS.agent_config_keys:  # counted before they are read
+        raise InvalidInput("agent_config_keys", f"at most {LIMITS.agent_config_keys} keys")
     for key in keys:
         if not CONFIG_KEY_RE.fullmatch(key):
             raise InvalidInput("agent_config_keys", f"bad key {key!r}: 1-64 of A-Z a-z 0-9 _ . -")

@@ -10,8 +10,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import anyio.to_thread
-
 from agentlanes.domain import (
     PatternError,
     PatternLimits,
@@ -20,6 +18,7 @@ from agentlanes.domain import (
 )
 from agentlanes.domain.names import NAME_CHARS, NAME_MAX, is_agent_name
 from agentlanes.errors import InvalidInput
+from agentlanes.services.long_work import run_long
 from agentlanes.settings import LIMITS, Settings
 
 # The rule is domain.names' (one place); a compiled form for the coordination services.
@@ -90,7 +89,10 @@ async def check_patterns_off_loop(
         return check_patterns(values, settings, field)
     if sum(len(v) for v in values if isinstance(v, str)) <= PATTERNS_OFF_LOOP_CHARS:
         return check_patterns(values, settings, field)
-    return await anyio.to_thread.run_sync(check_patterns, values, settings, field)
+    # Long work takes turns in the process (services/long_work.py): six hostile bodies
+    # of 256 one-kilobyte patterns each cost seconds of the interpreter.
+    size = sum(len(v) for v in values if isinstance(v, str))
+    return await run_long(lambda: check_patterns(values, settings, field), size)
 
 
 def check_paths(

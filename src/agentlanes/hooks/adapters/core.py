@@ -206,7 +206,9 @@ def hold(agent: str, sid: Any, cwd: Any, text: str, env: dict[str, str] | None =
     if path is None:
         return
     try:
-        with open(path, "a", encoding="utf-8") as fh:
+        from agentlanes.client.private_files import private_open
+
+        with os.fdopen(private_open(path, "a"), "a", encoding="utf-8") as fh:
             fh.write(text.rstrip("\n")[:4000] + "\n")
     except OSError:
         pass
