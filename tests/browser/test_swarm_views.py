@@ -151,7 +151,11 @@ def test_thirty_agents_read_as_hotspots_with_their_partners(
     expect(page.locator("#focus")).to_contain_text("db:migrations")
     page.locator('button[data-toggle="src"]').click()
     page.locator('button[data-node="src/api"]').click()
-    expect(page.locator("#tree-detail")).to_contain_text("claude-lint-1")
+    # The tree names claimants by their display names (claude-1 for claude-lint-1).
+    shown = next(s for s in sessions if s["agent_name"] == "claude-lint-1")["display_name"]
+    assert shown != "claude-lint-1"
+    claimant = page.locator("#tree-detail").get_by_role("button", name=shown, exact=True)
+    expect(claimant).to_have_count(1)
     page.wait_for_timeout(1200)
     assert axe_violations(page) == []
     _shot(board, tmp_path, "dashboard-30.png")

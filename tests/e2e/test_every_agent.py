@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentlanes.domain.words import FENCE_CLOSE
 from tests.support.agents import (
     ADMIN,
     git,
@@ -283,7 +284,8 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
     assert read == {"ok": True}
     assert not shell["ok"] and f"{HELD} is claimed by alice" in shell["error"]
     # The news joins the system prompt; session.deleted checks out.
-    assert system["ok"] and system["system"][-1].endswith("please rebase on main"), (
+    last = system["system"][-1] if system["ok"] else ""
+    assert last.endswith(f"please rebase on main\n{FENCE_CLOSE}"), (
         system,
         done.stderr,
     )
@@ -353,7 +355,7 @@ def test_a_message_reaches_the_agents_context_once(
     )
     assert r.status_code == 201, r.text
     text = CONTEXT[agent](send("news"))
-    assert text and text.endswith("please rebase on main") and "alice" in text
+    assert text and text.endswith(f"please rebase on main\n{FENCE_CLOSE}") and "alice" in text
     assert not CONTEXT[agent](send("news"))  # once
 
 
@@ -448,5 +450,5 @@ def test_cursor_stop_follows_up_only_for_a_message(
     )
     assert r.status_code == 201, r.text
     follow = send("stop")["followup_message"]
-    assert follow.endswith("hold on, I am in src/")
+    assert follow.endswith(f"hold on, I am in src/\n{FENCE_CLOSE}")
     assert send("stop") == {}  # once

@@ -253,7 +253,9 @@ def test_an_agents_slow_check_ins_leave_its_colleagues_answered_within_2_s(
         json.dumps({"agent_name": f"o{n}", "declared_files": [f"src/o{n}/**"]}) for n in range(30)
     ]
 
-    async def burst() -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    async def burst(
+        slow: list[str], ordinary: list[str]
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         limits = httpx.Limits(max_connections=64)
         async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
             await asyncio.gather(*[client.get("/healthz") for _ in range(36)])  # connected
@@ -268,9 +270,14 @@ def test_an_agents_slow_check_ins_leave_its_colleagues_answered_within_2_s(
             plain = await asyncio.gather(*[check_in(body) for body in ordinary])
             return plain, list(await asyncio.gather(*slow_ones))
 
-    plain, slowed = asyncio.run(burst())
-    assert all(status == 201 for status, _ in plain), plain
-    assert max(took for _, took in plain) < 2.0, sorted(took for _, took in plain)
+    # The same 30 check-ins alone first, as this machine's baseline in the same run (a
+    # busy machine slows both alike); then beside the six slow ones.
+    alone, _ = asyncio.run(burst([], [b.replace('"o', '"a') for b in ordinary]))
+    plain, slowed = asyncio.run(burst(slow, ordinary))
+    assert all(status == 201 for status, _ in alone + plain), plain
+    baseline = max(took for _, took in alone)
+    took = sorted(took for _, took in plain)
+    assert took[-1] < 2.0 + baseline, (took, baseline)
     assert all(status in (201, 400) for status, _ in slowed), slowed
 
 

@@ -38,6 +38,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             "AGENTLANES_ADMIN_TOKEN": "admin-secret-for-the-test-suite-2026",
             "AGENTLANES_LOG_LEVEL": "info",
             "AGENTLANES_DATABASE_URL": f"sqlite:///{workdir / 'agentlanes.db'}",
+            # The churn below refuses 400 credentials from one address within a minute:
+            # what is tested here is what dropped sockets leave behind, not the limit on
+            # refused credentials (tests/e2e/test_hostile_input.py tests that).
+            "AGENTLANES_SOCKET_BAD_CREDENTIALS_PER_MINUTE": "100000",
         },
         workdir,
     )
