@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 import time
@@ -153,6 +154,29 @@ def checkouts(url: str, key: str) -> dict[str, dict[str, Any]]:
     }
 
 
+def screenshot(url: str, key: str, name: str) -> None:
+    """The dashboard as a person sees it now, for docs/agents.md (only when
+    AGENTLANES_TEST_SCREENSHOTS names a folder: Debian's chromium through Playwright)."""
+    folder = os.environ.get("AGENTLANES_TEST_SCREENSHOTS")
+    if not folder:
+        return
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=DESKTOP)
+        page.goto(url)
+        page.locator("#api-key").fill(key)
+        page.keyboard.press("Enter")
+        expect(page.locator("#agents-count")).to_have_text("3", timeout=10_000)
+        page.wait_for_timeout(1500)  # the cards' fade-in ends
+        page.screenshot(path=str(Path(folder) / name), full_page=True)
+        browser.close()
+
+
 @pytest.fixture
 def day(agent_server: ServerProcess, tmp_path: Path) -> Any:
     url = agent_server.url
@@ -256,6 +280,7 @@ def test_three_agents_of_three_vendors_share_one_checkout_for_a_day(day: Any) ->
     assert wait_for(settled, timeout=15), {
         a.name: edits_of(url, key, a.name) for a in (claude, codex, gemini)
     }
+    screenshot(url, key, "one-checkout-day.png")
 
     # A mode change reaches the next hook of every live agent within 2 s (the keepalive
     # holds the socket and writes the news locally).

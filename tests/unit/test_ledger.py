@@ -97,6 +97,28 @@ def test_a_whole_file_write_is_stale_after_another_agents_change_until_read(
     assert book.stale("a.py", "claude-1", {"codex-2"}) == []
 
 
+def test_a_change_read_before_its_after_hook_is_still_its_agents(repo: Path) -> None:
+    """Between a tool call's change and its after-hook, other agents' hooks and their edit
+    senders read the ledger (owned_ranges, stale, read, the git hook's owners_in). They
+    once wrote the change back as nobody's, and then the after-hook found nothing new: the
+    agent owned none of its lines and no whole-file write over them was stale (a day in
+    one checkout failed this way, 1 run in 4 under load)."""
+    book = ledger(repo)
+    by(book, repo, "claude-1", {3: "claude's line"})
+    book.observe("a.py", None)  # gemini's before-hook
+    change(repo, {8: "gemini's line"})  # gemini's tool writes
+    # Before gemini's after-hook: claude's edit sender, its guard, a read, the git hook.
+    assert book.owned_ranges("a.py", "claude-1", hunks(repo), False) == [(3, 3)]
+    assert book.stale("a.py", "claude-1", {"gemini-3"}) == []
+    book.read("a.py", "codex-2")
+    staged = Content((repo / "a.py").read_bytes())
+    assert book.owners_in("a.py", staged, hunks(repo)) == {"claude-1": [3]}
+    assert book.observe("a.py", "gemini-3", wrote=True)  # gemini's after-hook
+    assert book.owned_ranges("a.py", "gemini-3", hunks(repo), False) == [(8, 8)]
+    [(who, _, which)] = book.stale("a.py", "claude-1", {"gemini-3"})
+    assert (who, which) == ("gemini-3", "line 8")
+
+
 def test_an_agents_lines_it_wrote_over_are_no_longer_the_others(repo: Path) -> None:
     book = ledger(repo)
     by(book, repo, "codex-2", {8: "codex's line"})

@@ -205,8 +205,12 @@ class Ledger:
             return None
         return Entry(path, data) if isinstance(data, dict) else None
 
-    def locked(self, path: str) -> _Locked:
-        return _Locked(self, path)
+    def locked(self, path: str, keep: bool = True) -> _Locked:
+        """The entry under its lock; rewritten on the way out when ``keep``. Readers bring
+        the entry up to date in memory only (``keep=False``): a change on disk that no
+        hook has placed yet may be another agent's tool call whose after-hook is about to
+        run, and written back as nobody's it would never be that agent's."""
+        return _Locked(self, path, keep)
 
     def observe(
         self,
@@ -240,14 +244,13 @@ class Ledger:
 
     def read(self, path: str, agent: str, now: float | None = None) -> None:
         """``agent`` read ``path``: a whole-file write after this is not stale. Only for a
-        followed file (one nobody changed needs no record: a change creates the entry)."""
+        followed file (one nobody changed needs no record: a change creates the entry).
+        What changed on disk since is left for the hooks to place: it may be another
+        agent's tool call whose after-hook has not run yet."""
         if not self.has(path):
             return
         now = time.time() if now is None else now
         with self.locked(path) as (entry, _):
-            content = read_content(self.root, path)
-            if not _same(entry, content):
-                carry(entry, content, None)
             entry.seen[agent] = now
 
     def stale(self, path: str, agent: str, live: Iterable[str]) -> list[tuple[str, float, str]]:
@@ -257,7 +260,7 @@ class Ledger:
         if not self.has(path):
             return []
         live = set(live) - {agent}
-        with self.locked(path) as (entry, _):
+        with self.locked(path, keep=False) as (entry, _):
             content = read_content(self.root, path)
             if not _same(entry, content):
                 carry(entry, content, None)
@@ -278,7 +281,7 @@ class Ledger:
         the file (no hook saw it change)."""
         if not self.has(path):
             return None
-        with self.locked(path) as (entry, _):
+        with self.locked(path, keep=False) as (entry, _):
             content = read_content(self.root, path)
             if not _same(entry, content):
                 carry(entry, content, None)
@@ -297,7 +300,7 @@ class Ledger:
         ledger does not follow the file."""
         if not self.has(path):
             return {}
-        with self.locked(path) as (entry, _):
+        with self.locked(path, keep=False) as (entry, _):
             now = read_content(self.root, path)
             if not _same(entry, now):
                 carry(entry, now, None)
@@ -365,9 +368,10 @@ class _Locked:
     """An entry read and rewritten under an exclusive ``flock`` on its file; yields
     ``(entry, fresh)`` (fresh: the ledger had none)."""
 
-    def __init__(self, ledger: Ledger, path: str) -> None:
+    def __init__(self, ledger: Ledger, path: str, keep: bool = True) -> None:
         self.ledger = ledger
         self.path = path
+        self.keep = keep
 
     def __enter__(self) -> tuple[Entry, bool]:
         os.makedirs(self.ledger.dir, mode=0o700, exist_ok=True)
@@ -389,7 +393,7 @@ class _Locked:
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if exc[0] is None:
+            if exc[0] is None and self.keep:
                 self.fh.seek(0)
                 self.fh.truncate()
                 self.fh.write(json.dumps(self.entry.data(), separators=(",", ":")))
