@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 
 CORE_TOOLS = {
     "checkin",
+    "release",
     "heartbeat",
     "status",
     "checkout",
@@ -99,6 +100,19 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
 
             bad = await client.call_tool("check_conflicts", {"paths": ["/abs"]})
             assert bad.is_error and "VALIDATION_ERROR" in bad.content[0].text
+
+            # Claims given back: the server and the session file the hooks read agree.
+            wider = {"declared_files": ["docs/**", "README.md"]}
+            assert payload(await client.call_tool("status", wider))["declared_files"] == [
+                "docs/**",
+                "README.md",
+            ]
+            unknown = await client.call_tool("release", {"paths": ["src/x.py"]})
+            assert unknown.is_error and "src/x.py not among your claims" in unknown.content[0].text
+            given = payload(await client.call_tool("release", {"paths": ["./README.md"]}))
+            assert given["released"] == ["README.md"] and given["declared_files"] == ["docs/**"]
+            saved = json.loads((repo / ".git/agentlanes/sessions/bob.json").read_text())
+            assert saved["declared_files"] == ["docs/**"]
 
             done = payload(
                 await client.call_tool(

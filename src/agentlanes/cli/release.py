@@ -11,12 +11,12 @@ narrower ``declared_files`` (``[]`` when nothing is left).
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from agentlanes.cli.errors import EXIT_USAGE, CommandError
 from agentlanes.cli.local import local_config, local_session, make_client
 from agentlanes.cli.output import add_json, client_errors, emit_json
+from agentlanes.client.release import released, remember_claims, spellings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,31 +27,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_json(p)
     p.set_defaults(func=release)
-
-
-def spellings(given: str, root: str | None) -> set[str]:
-    """The ways a given path may name a claim: as written (without ``./`` and a trailing
-    ``/``), and relative to the repository root when given relative to here."""
-    text = given.strip()
-    while text.startswith("./"):
-        text = text[2:]
-    found = {text, text.rstrip("/")}
-    if root is not None:
-        rel = os.path.relpath(os.path.abspath(text), root).replace(os.sep, "/")
-        if rel != ".." and not rel.startswith("../"):
-            found.update({rel, rel.rstrip("/")})
-    return found
-
-
-def released(
-    declared: list[str], given: list[str], root: str | None
-) -> tuple[list[str], list[str]]:
-    """(the claims left, the given paths that name none of them)."""
-    names = {g: spellings(g, root) for g in given}
-    named = lambda claim, g: claim in names[g] or claim.rstrip("/") in names[g]  # noqa: E731
-    left = [p for p in declared if not any(named(p, g) for g in given)]
-    unknown = [g for g in given if not any(named(p, g) for p in declared)]
-    return left, unknown
 
 
 def _covering(declared: list[str], path: str) -> list[str]:
@@ -82,7 +57,7 @@ def release(args: argparse.Namespace) -> int:
                 )
             raise CommandError("; ".join(notes) + "; nothing released", EXIT_USAGE)
         result = client.status(declared_files=left)
-    _remember(cfg, session, list(result.declared_files or []), declared)
+    remember_claims(cfg, session, list(result.declared_files or []), declared)
     data: dict[str, Any] = {
         **result.raw(),
         "released": [p for p in declared if p not in left],
@@ -93,17 +68,3 @@ def release(args: argparse.Namespace) -> int:
     print(f"released: {' '.join(data['released'])}")
     print(f"your claims now: {' '.join(result.declared_files or []) or '(none)'}")
     return 0
-
-
-def _remember(cfg: Any, session: dict[str, Any], now: list[str], before: list[str]) -> None:
-    """The hooks read the claims from the session file: keep it current."""
-    source = session.pop("source", None)
-    if not source or source == "AGENTLANES_SESSION_TOKEN" or not session.get("agent_name"):
-        return
-    from agentlanes.client.config import save_session
-
-    session["declared_files"] = now
-    joined = session.get("edit_claims")
-    if isinstance(joined, list):
-        session["edit_claims"] = [p for p in joined if p in now]
-    save_session(cfg, session)

@@ -122,6 +122,42 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         )
         return {**result.raw(), "directories_marked": marked}
 
+    @server.tool(annotations=CHANGES)
+    async def release(
+        ctx: Context,
+        paths: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                description="Claims to give back: each as you hold it (a file, a dir/, a "
+                "glob), or a file one of your claims names.",
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Give back claims you no longer need, e.g. a file you finished: an agent waiting
+        for it gets it at once. A file held only through one of your globs cannot be cut
+        out of it: release the glob, or narrow it with the status tool."""
+        lanes = await resolve(ctx)
+        from agentlanes.client.release import released, remember_claims
+
+        live = await lanes.call(lanes.client.presence())
+        mine = [s for s in live.sessions if lanes.agent and s.agent_name == lanes.agent]
+        declared = [p for p in (mine[0].declared_files or []) if isinstance(p, str)] if mine else []
+        left, unknown = released(declared, paths, lanes.cfg.root if lanes.cfg else None)
+        if unknown:
+            raise ToolError(
+                f"VALIDATION_ERROR: paths: {', '.join(unknown)} not among your claims "
+                f"({' '.join(declared) or 'none'}); nothing released"
+            )
+        result = await lanes.call(lanes.client.status(declared_files=left))
+        if lanes.cfg is not None and lanes.agent:
+            from agentlanes.client.config import read_session
+
+            session = read_session(lanes.cfg, agent=lanes.agent)
+            if session:
+                remember_claims(lanes.cfg, session, list(result.declared_files or []), declared)
+        return {**result.raw(), "released": [p for p in declared if p not in left]}
+
     @server.tool(annotations=ENDS)
     async def checkout(
         ctx: Context,
