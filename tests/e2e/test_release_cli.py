@@ -48,3 +48,8 @@ def test_claims_given_back_from_a_shell(agent_server: ServerProcess, tmp_path: P
     assert gone["released"] == ["src/db.py", "docs/**"] and gone["declared_files"] == []
     saved = json.loads((repo / ".git/agentlanes/sessions/bob.json").read_text())
     assert saved["declared_files"] == []
+
+    # `--files ''` is no claims at all, as `declared_files: []` is.
+    lanes_json(repo, env, "status", "--agent", "bob", "--files", "src/**")
+    none = lanes_json(repo, env, "status", "--agent", "bob", "--files", "")
+    assert none["declared_files"] == []

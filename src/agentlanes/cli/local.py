@@ -52,9 +52,13 @@ def local_session(cfg: Any, agent: str | None = None) -> dict[str, Any]:
 
 
 def marked_files(cfg: Any, files: list[str] | None) -> tuple[list[str] | None, list[str]]:
-    """``--files`` as sent: a literal naming an existing directory gets its trailing ``/``."""
+    """``--files`` as sent: a literal naming an existing directory gets its trailing ``/``;
+    blank values are left out, so ``--files ''`` claims nothing (``declared_files: []``)."""
     if files is None:
         return None, []
+    files = [f for f in files if f.strip()]
+    if not files:
+        return [], []
     from agentlanes.client.worktree import mark_directories
 
     return mark_directories(files, cfg.root)
