@@ -341,3 +341,47 @@ def test_three_agents_of_three_vendors_share_one_checkout_for_a_day(day: Any) ->
     assert ended[claude.name]["files_touched"] == ["src/cart.py"]
     assert ended[gemini.name]["files_touched"] == ["src/cart.py"]
     assert sorted(ended[codex.name]["files_touched"]) == ["src/api.py", "src/new.py"]
+
+
+def test_block_on_lines_in_one_checkout_weighs_each_agents_own_lines(day: Any) -> None:
+    """Under block_on = lines the guard diffs the file as the edit will leave it against
+    HEAD; in a shared tree that diff holds the other agents' lines too, and Gemini's edit
+    of line 15 was refused for meeting Claude's line 2. Only the agent's own hunks count."""
+    url, project, repo, _env, agent = day
+    key = project["api_key"]
+    r = httpx.patch(
+        f"{url}/api/v1/projects/{project['slug']}",
+        json={"conflict_mode": "block", "block_on": "lines"},
+        headers=ADMIN,
+    )
+    assert r.status_code == 200, r.text
+    claude, gemini = agent("claude", "c-1"), agent("gemini", "g-3")
+    for a in (claude, gemini):
+        a.hook("SessionStart", source="startup")
+    cart = repo / "src/cart.py"
+    claude.tool(
+        "PreToolUse",
+        "PostToolUse",
+        "Edit",
+        {"file_path": str(cart), "old_string": "cart line 2\n", "new_string": "claude 2\n"},
+        lambda: replace_line(cart, 2, "claude 2"),
+    )
+    assert wait_for(lambda: edits_of(url, key, claude.name) == {"src/cart.py": [[2, 2]]}, 15)
+
+    # Gemini's lines apart from Claude's: its own hunk only, graded file: it goes ahead.
+    apart, _ = gemini.tool(
+        "BeforeTool",
+        "AfterTool",
+        "replace",
+        {"file_path": str(cart), "old_string": "cart line 15\n", "new_string": "gemini 15\n"},
+        lambda: replace_line(cart, 15, "gemini 15"),
+    )
+    assert refusal(apart) is None, apart
+    # Claude's own line: those meet, refused naming whose lines.
+    met = gemini.hook(
+        "BeforeTool",
+        tool_name="replace",
+        tool_input={"file_path": str(cart), "old_string": "claude 2\n", "new_string": "g 2\n"},
+    )
+    reason = refusal(met)
+    assert reason is not None and f"{claude.name}'s edits (lines 2)" in reason, met

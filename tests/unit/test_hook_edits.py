@@ -390,7 +390,15 @@ def test_each_agents_after_edit_event_notes_the_edit_in_claude_codes_terms(
                    "args": args}  # fmt: skip
     module = importlib.import_module(f"agentlanes.hooks.adapters.{agent}")
     module.answer(payload, event["event"] if agent == "copilot" else None)
-    assert noted == [expected]
+    # What an anchored edit replaces goes along when the agent says (the guard then tells
+    # its lines under block_on = lines); the rest is the file alone.
+    assert [(tool, {"file_path": args["file_path"]}) for tool, args in noted] == [expected]
+    [(tool, args)] = noted
+    said = payload.get("tool_input") or {}
+    if tool == "Edit" and isinstance(said.get("old_string"), str):
+        assert (args["old_string"], args["new_string"]) == (said["old_string"], said["new_string"])
+    elif tool == "Edit":
+        assert set(args) == {"file_path"}
 
 
 def test_a_turns_end_sends_what_waits(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -293,6 +293,27 @@ class Ledger:
                 out.append((a, a + b - 1) if b else (a + 1, a))
         return out
 
+    def owned_after(
+        self, path: str, agent: str, text: str, hunks: list[Hunk]
+    ) -> list[tuple[int, int]] | None:
+        """As ``owned_ranges``, for the file as ``agent``'s coming tool call will leave it
+        (``text``): its changes become the agent's, in memory only, and ``hunks`` are git's
+        diff of ``HEAD`` to ``text``. None when the ledger does not follow the file."""
+        if not self.has(path):
+            return None
+        with self.locked(path, keep=False) as (entry, _):
+            content = read_content(self.root, path)
+            if not _same(entry, content):
+                carry(entry, content, None)
+        coming = Content(text.encode("utf-8", "surrogateescape"))
+        if not _same(entry, coming):
+            carry(entry, coming, agent)
+        out = []
+        for a, b, c, d in hunks:
+            if _hunk_is(entry, agent, c, d):
+                out.append((a, a + b - 1) if b else (a + 1, a))
+        return out
+
     def owners_in(self, path: str, content: Content, hunks: list[Hunk]) -> dict[str, list[int]]:
         """Whose lines ``hunks`` (of ``git diff HEAD`` to ``content``: the staged copy,
         say) hold, mapped from the working file's owners: per agent, the numbers of its

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from agentlanes.domain.edits import GIT_DIFF_ARGS, FileEdit, Range, parse_unified_zero
@@ -59,9 +60,11 @@ def after_tool(payload: dict[str, Any], path: str) -> str | None:
     return text
 
 
-def coming_edit(repo: str, rel: str, text: str) -> FileEdit | None:
+def coming_edit(repo: str, rel: str, text: str, own: Own | None = None) -> FileEdit | None:
     """The change ``text`` makes to ``rel`` against ``HEAD`` in ``repo``: its base blob id
-    (None: not in ``HEAD``) and the base lines it replaces; None when git cannot tell."""
+    (None: not in ``HEAD``) and the base lines it replaces; None when git cannot tell.
+    With ``own`` (a working tree shared with other live agents): only the hunks that
+    hold this agent's lines once the call is made, as ``own`` tells from git's hunks."""
     try:
         head = subprocess.run(
             ["git", "-C", repo, "cat-file", "blob", f"HEAD:{rel}"],
@@ -92,6 +95,13 @@ def coming_edit(repo: str, rel: str, text: str) -> FileEdit | None:
     if diff.returncode not in (0, 1):
         return None
     ranges: list[Range] = [r for rs in parse_unified_zero(diff.stdout).values() for r in rs]
+    if own is not None:
+        from agentlanes.agent.ledger import parse_hunks
+
+        hunks = [h for hs in parse_hunks(diff.stdout).values() for h in hs]
+        mine = own(rel, text, hunks)
+        if mine is not None:
+            ranges = mine
     base = _index_base(diff.stdout)
     if base is None:  # no change at all: the base is HEAD's blob
         base = _blob_id(repo, rel)
@@ -119,6 +129,11 @@ def _blob_id(repo: str, rel: str) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+# The agent's own base ranges among git's hunks of ``HEAD`` to the coming text (path,
+# text, hunks), or None when that cannot be told (agent/ledger.Ledger.owned_after).
+Own = Callable[[str, str, list[tuple[int, int, int, int]]], list[Range] | None]
+
+
 class Meeting(NamedTuple):
     """What :func:`meeting` found: the conflicts the edit meets, the coming edits by path,
     and one line per meeting (who, which file, whose lines)."""
@@ -134,18 +149,20 @@ def meeting(
     paths: list[str],
     conflicts: list[dict[str, Any]],
     margin: int,
+    own: Own | None = None,
 ) -> Meeting:
     """Under ``block_on = lines``: the conflicts this edit would meet (their edits to a file
     it changes meet its lines, on the same base; another base, or an edit whose lines
     cannot be told, counts as meeting), and the coming edits by path (to report with the
-    claim, so the server grades them too)."""
+    claim, so the server grades them too). ``own``: in a working tree shared with other
+    live agents, the coming edit is this agent's hunks only, never the others' lines."""
     from agentlanes.client.report import ranges_text
     from agentlanes.domain.edits import LINES, grade_file
 
     coming: dict[str, FileEdit | None] = {}
     for rel in paths:
         text = after_tool(payload, os.path.join(repo, rel))
-        coming[rel] = coming_edit(repo, rel, text) if text is not None else None
+        coming[rel] = coming_edit(repo, rel, text, own) if text is not None else None
     refusing, why = [], []
     for c in conflicts:
         for f in c.get("edits") or []:

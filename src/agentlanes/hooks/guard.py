@@ -271,6 +271,23 @@ def _stale_write(
     )
 
 
+def _own_hunks(cfg: LocalConfig, agent: str) -> Any:
+    """In a working tree shared with other live agents (SPEC "Many agents, one working
+    tree"): the ledger's reading of which of git's hunks will be ``agent``'s once its tool
+    call is made (``Ledger.owned_after``); None in a tree of its own, where the file's diff
+    against ``HEAD`` is the agent's."""
+    from agentlanes.agent.tree import ledger_of, others
+
+    ledger = ledger_of(cfg)
+    if ledger is None or not others(cfg, agent):
+        return None
+
+    def own(path: str, text: str, hunks: list[tuple[int, int, int, int]]) -> Any:
+        return ledger.owned_after(path, agent, text, hunks)
+
+    return own
+
+
 def _whole_file_writes(payload: dict[str, Any], root: str, paths: list[str]) -> list[str]:
     """Of ``paths``, the ones this tool call replaces whole: a ``Write``'s file, a shell
     command's ``>`` redirect targets (``hooks/shellwrites.py``). Anchored edits
@@ -350,7 +367,8 @@ def _check_edit(
         from agentlanes.hooks.coming_edit import meeting
 
         margin = int(project.get("line_margin") or 0)
-        refusing, coming, meets = meeting(payload, cfg.root, paths, refusing, margin)
+        hunks_of = _own_hunks(cfg, str(agent)) if agent else None
+        refusing, coming, meets = meeting(payload, cfg.root, paths, refusing, margin, hunks_of)
     else:
         meets = []
     if refusing and project.get("conflict_mode") == "block" and any(map(is_certain, refusing)):

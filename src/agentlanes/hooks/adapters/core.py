@@ -290,10 +290,25 @@ def file_call(
                 "file_path": path,
                 **({"content": content} if isinstance(content, str) else {}),
             }
-        return "Edit", {"file_path": path}
+        return "Edit", _anchored(path, args)
     if tool in READ_TOOLS:
         return "Read", {"file_path": path}
     return None
+
+
+def _anchored(path: str, args: dict[str, Any]) -> dict[str, Any]:
+    """An anchored edit in Claude Code's terms: its file, and what it replaces with what
+    when the agent says (Gemini CLI's ``replace``: ``old_string``, ``new_string``,
+    ``expected_replacements``), so that under ``block_on = lines`` the guard can tell
+    the lines it is about to change."""
+    edit: dict[str, Any] = {"file_path": path}
+    old, new = args.get("old_string"), args.get("new_string")
+    if isinstance(old, str) and isinstance(new, str):
+        edit.update(old_string=old, new_string=new)
+        many = args.get("expected_replacements")
+        if args.get("replace_all") is True or (isinstance(many, int) and many > 1):
+            edit["replace_all"] = True
+    return edit
 
 
 def _first(args: dict[str, Any], keys: tuple[str, ...]) -> Any:
