@@ -282,6 +282,18 @@ def test_three_agents_of_three_vendors_share_one_checkout_for_a_day(day: Any) ->
     }
     screenshot(url, key, "one-checkout-day.png")
 
+    # Messages by display name from an agent's shell reach the other's next hook; a name
+    # nobody answers to is refused naming the live agents.
+    lanes_bin = Path(sys.executable).parent / "lanes"
+    shown = presence(url, key)[gemini.name]["display_name"]
+    sent = claude.bash(f"{lanes_bin} message send {shown} 'I keep to the top of cart.py'")
+    assert sent["rc"] == 0 and f"{shown} ({gemini.name})" in sent["stdout"], sent
+    wrong = claude.bash(f"{lanes_bin} message send codex 'anyone there?'")
+    assert wrong["rc"] != 0 and "AGENT_NOT_FOUND" in wrong["stderr"], wrong
+    assert "live agents: " in wrong["stderr"] and shown in wrong["stderr"], wrong
+    heard = gemini.hook("BeforeAgent", prompt="go on")
+    assert "I keep to the top of cart.py" in context(heard), heard
+
     # A mode change reaches the next hook of every live agent within 2 s (the keepalive
     # holds the socket and writes the news locally).
     r = httpx.patch(
