@@ -16,7 +16,10 @@
    agent claims its task's files (``POST /status``); refused, it either (a) retries every
    ``--retry-seconds`` (5), or (b) waits in the queue (``POST /queue``) for the grant; then
    works and releases. Makespan, refusals and wasted retries per strategy. (c) "queue +
-   range claims" needs range claims (another branch): not measured here.
+   range claims": a task on a hot file changes one of its ``FUNCTIONS`` functions (20
+   lines each, one base), and claims only those lines (``claims: [{path, base, ranges}]``
+   beside its other files): two tasks on different functions of one hot file go on
+   together; refused (the same function), it waits in the queue for the file as (b).
 
 Servers are real ``agentlanes serve`` processes on 127.0.0.1 (PostgreSQL: a scratch
 database on the machine's server; Redis: the machine's). Prints Markdown tables.
@@ -24,24 +27,29 @@ database on the machine's server; Redis: the machine's). Prints Markdown tables.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import os
-import random
-import secrets
-import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import httpx
-import websockets
+# Run as a script, bench/ comes first on the path, and this file would stand in for the
+# standard library's queue (which concurrent.futures and asyncio import).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import secrets  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Awaitable, Callable  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from typing import Any  # noqa: E402
+
+import httpx  # noqa: E402
+import websockets  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -60,6 +68,10 @@ from tests.support.nginx import PrivateNginx  # noqa: E402
 ADMIN_TOKEN = "bench-admin-token-for-the-queue-run-2026"
 HOT = [f"src/hot{i}.py" for i in range(5)]
 COLD = [f"src/mod{i}.py" for i in range(50)]
+# (c): each hot file has this many functions of FUNCTION_LINES lines, all on one base.
+FUNCTIONS = 8
+FUNCTION_LINES = 20
+BASE = "b" * 40
 
 
 def say(text: str) -> None:
@@ -204,12 +216,27 @@ class SwarmRun:
     waits: list[float] = field(default_factory=list)
 
 
+def scope(files: list[str], strategy: str, rng: random.Random) -> dict[str, Any]:
+    """The status body that claims a task's files: with range claims, the lines of one
+    function of its hot file instead of the whole file."""
+    hot = [f for f in files if f in HOT]
+    if strategy != "ranges" or not hot:
+        return {"declared_files": files}
+    k = rng.randrange(FUNCTIONS)
+    lines = [k * FUNCTION_LINES + 1, (k + 1) * FUNCTION_LINES]
+    return {
+        "declared_files": [f for f in files if f not in HOT],
+        "claims": [{"path": hot[0], "base": BASE, "ranges": [lines]}],
+    }
+
+
 async def swarm(
     url: str, ws_url: str, strategy: str, *, agents: int, count: int, work: float, retry: float
 ) -> SwarmRun:
     key = await new_project(url, conflict_mode="block")
     run = SwarmRun()
     todo = tasks(random.Random(36), count)
+    which = random.Random(37)  # the function of a hot file a task changes (c)
     socket = Socket(ws_url, key)
     await socket.open()
     h = {"X-API-Key": key}
@@ -223,11 +250,10 @@ async def swarm(
             me = {"X-Session-Token": r.json()["session_token"]}
             while todo:
                 files = todo.pop()
+                body = scope(files, strategy, which)
                 started = time.perf_counter()
                 while True:
-                    r = await http.post(
-                        "/api/v1/status", json={"declared_files": files}, headers=me
-                    )
+                    r = await http.post("/api/v1/status", json=body, headers=me)
                     if r.status_code == 200:
                         break
                     assert r.status_code == 409, r.text
@@ -251,7 +277,8 @@ async def swarm(
                     break
                 run.waits.append(time.perf_counter() - started)
                 await asyncio.sleep(work)
-                r = await http.post("/api/v1/status", json={"declared_files": []}, headers=me)
+                done = {"declared_files": [], **({"claims": []} if "claims" in body else {})}
+                r = await http.post("/api/v1/status", json=done, headers=me)
                 r.raise_for_status()
             await http.post("/api/v1/checkout", json={}, headers=me)
 
@@ -310,7 +337,11 @@ def main() -> None:
                 h = run_async(handovers(one.url, one.ws_url, args.handovers))
                 latency += latency_rows("one process (SQLite)", h)
             if not args.no_swarm:
-                for strategy, label in (("retry", "(a) refusal + retry"), ("queue", "(b) queue")):
+                for strategy, label in (
+                    ("retry", "(a) refusal + retry"),
+                    ("queue", "(b) queue"),
+                    ("ranges", "(c) queue + range claims"),
+                ):
                     say(f"swarm: {label}")
                     s = run_async(
                         swarm(
@@ -373,7 +404,6 @@ def main() -> None:
         print("| strategy | makespan s | refusals | wasted retries | mean wait s | p99 wait s |")
         print("|---|---:|---:|---:|---:|---:|")
         print("\n".join(swarm_rows))
-        print("| (c) queue + range claims | — | — | — | — | — |")
 
 
 if __name__ == "__main__":
