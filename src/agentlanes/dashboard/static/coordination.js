@@ -1,4 +1,4 @@
-// Tasks, leases, votes and messages: read from their list endpoints, refreshed (debounced)
+// Tasks, leases, votes, messages and hotspots: read from their list endpoints, refreshed (debounced)
 // when their events arrive. A server without an endpoint (404) shows "not available".
 // Leases and votes count down every second from their expiry times.
 
@@ -318,6 +318,41 @@ export function receiptText(m) {
   return parts.join(" · ");
 }
 
+/** A hotspot's counts in words: refusals, waits and how long they took. */
+export function hotspotText(h) {
+  const parts = [`${h.refused} refused`, `${h.waits} waited`];
+  if (h.waiting_now) parts.push(`${h.waiting_now} waiting now`);
+  if (h.wait_seconds_avg != null) {
+    const s = (x) => `${x < 10 ? x.toFixed(1) : Math.round(x)} s`;
+    parts.push(`wait ${s(h.wait_seconds_avg)} on average, ${s(h.wait_seconds_max)} at most`);
+  }
+  return parts.join(" · ");
+}
+
+class HotspotsPanel extends Panel {
+  constructor(api) {
+    super(api, "panel-hotspots");
+  }
+
+  async load() {
+    return rows(await this.api.get("/api/v1/hotspots?days=7"), "hotspots");
+  }
+
+  render(spots) {
+    $("#hotspots-count").textContent = String(spots.length);
+    $("#hotspots").replaceChildren(
+      ...spots.map((h) =>
+        el(
+          "li",
+          { class: "hotspot", "data-path": h.path },
+          el("code", { class: "title", text: h.path }),
+          el("span", { class: "detail", text: hotspotText(h) }),
+        ),
+      ),
+    );
+  }
+}
+
 export class Coordination {
   /** changed(): a panel's list changed (the focused agent's view reads them). */
   constructor(api, changed = () => {}) {
@@ -325,7 +360,8 @@ export class Coordination {
     this.leases = new LeasesPanel(api);
     this.votes = new VotesPanel(api);
     this.messages = new MessagesPanel(api);
-    this.panels = [this.tasks, this.leases, this.votes, this.messages];
+    this.hotspots = new HotspotsPanel(api);
+    this.panels = [this.tasks, this.leases, this.votes, this.messages, this.hotspots];
     for (const panel of this.panels) panel.changed = changed;
   }
 
@@ -346,11 +382,14 @@ export class Coordination {
     else if (kind === "lease") this.leases.refreshSoon();
     else if (kind === "consensus") this.votes.refreshSoon();
     else if (kind === "message") this.messages.refreshSoon();
+    else if (kind === "queue" || kind === "claim") this.hotspots.refreshSoon();
     else if (kind === "agent") {
       const ending = frame.type === "agent.checkout" || frame.type === "agent.timeout";
       // Ready tasks depend on live sessions' claims; endings release leases and tasks.
       if ((ending || scopeChanged) && this.tasks.available !== false) this.tasks.refreshSoon(AGENT_DEBOUNCE_MS);
       if (ending && this.leases.available !== false) this.leases.refreshSoon(AGENT_DEBOUNCE_MS);
+      // A refused check-in or scope change writes no event; the next agent event shows it.
+      if (this.hotspots.available !== false) this.hotspots.refreshSoon(AGENT_DEBOUNCE_MS);
     }
   }
 }
