@@ -212,6 +212,15 @@ class Ledger:
         run, and written back as nobody's it would never be that agent's."""
         return _Locked(self, path, keep)
 
+    def _current(self, path: str) -> Entry:
+        """``path``'s entry brought up to date with the file on disk, in memory only (what
+        changed without a hook is nobody's here; the ledger keeps it unplaced)."""
+        with self.locked(path, keep=False) as (entry, _):
+            content = read_content(self.root, path)
+            if not _same(entry, content):
+                carry(entry, content, None)
+        return entry
+
     def observe(
         self,
         path: str,
@@ -260,16 +269,13 @@ class Ledger:
         if not self.has(path):
             return []
         live = set(live) - {agent}
-        with self.locked(path, keep=False) as (entry, _):
-            content = read_content(self.root, path)
-            if not _same(entry, content):
-                carry(entry, content, None)
-            mine = entry.seen.get(agent, 0.0)
-            found = []
-            for other, when in sorted(entry.changed.items(), key=lambda kv: kv[1]):
-                if other not in live or when <= mine or not entry.owns_any(other):
-                    continue
-                found.append((other, when, _lines_text(entry, other)))
+        entry = self._current(path)
+        mine = entry.seen.get(agent, 0.0)
+        found = []
+        for other, when in sorted(entry.changed.items(), key=lambda kv: kv[1]):
+            if other not in live or when <= mine or not entry.owns_any(other):
+                continue
+            found.append((other, when, _lines_text(entry, other)))
         return found
 
     def owned_ranges(
@@ -281,17 +287,10 @@ class Ledger:
         the file (no hook saw it change)."""
         if not self.has(path):
             return None
-        with self.locked(path, keep=False) as (entry, _):
-            content = read_content(self.root, path)
-            if not _same(entry, content):
-                carry(entry, content, None)
+        entry = self._current(path)
         if new_file:
             return [(1, 0)] if entry.owns_any(agent) else []
-        out = []
-        for a, b, c, d in hunks:
-            if _hunk_is(entry, agent, c, d):
-                out.append((a, a + b - 1) if b else (a + 1, a))
-        return out
+        return _owned_hunks(entry, agent, hunks)
 
     def owned_after(
         self, path: str, agent: str, text: str, hunks: list[Hunk]
@@ -301,18 +300,11 @@ class Ledger:
         diff of ``HEAD`` to ``text``. None when the ledger does not follow the file."""
         if not self.has(path):
             return None
-        with self.locked(path, keep=False) as (entry, _):
-            content = read_content(self.root, path)
-            if not _same(entry, content):
-                carry(entry, content, None)
+        entry = self._current(path)
         coming = Content(text.encode("utf-8", "surrogateescape"))
         if not _same(entry, coming):
             carry(entry, coming, agent)
-        out = []
-        for a, b, c, d in hunks:
-            if _hunk_is(entry, agent, c, d):
-                out.append((a, a + b - 1) if b else (a + 1, a))
-        return out
+        return _owned_hunks(entry, agent, hunks)
 
     def owners_in(self, path: str, content: Content, hunks: list[Hunk]) -> dict[str, list[int]]:
         """Whose lines ``hunks`` (of ``git diff HEAD`` to ``content``: the staged copy,
@@ -321,11 +313,7 @@ class Ledger:
         ledger does not follow the file."""
         if not self.has(path):
             return {}
-        with self.locked(path, keep=False) as (entry, _):
-            now = read_content(self.root, path)
-            if not _same(entry, now):
-                carry(entry, now, None)
-        staged = Entry(path, entry.data())
+        staged = self._current(path)
         if not _same(staged, content):
             carry(staged, content, None)  # lines only the working file has drop out
         found: dict[str, list[int]] = {}
@@ -342,6 +330,13 @@ class Ledger:
             for who in staged.changed:
                 found.setdefault(who, [])
         return {who: sorted(set(ns)) for who, ns in found.items()}
+
+
+def _owned_hunks(entry: Entry, agent: str, hunks: list[Hunk]) -> list[tuple[int, int]]:
+    """The base ranges of ``hunks`` that hold a line or tombstone of ``agent``'s."""
+    return [
+        (a, a + b - 1) if b else (a + 1, a) for a, b, c, d in hunks if _hunk_is(entry, agent, c, d)
+    ]
 
 
 def _hunk_is(entry: Entry, agent: str, start: int, count: int) -> bool:
