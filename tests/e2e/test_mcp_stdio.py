@@ -107,6 +107,8 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 "docs/**",
                 "README.md",
             ]
+            many = await client.call_tool("release", {"paths": ["a.py"] * 1001})
+            assert many.is_error and "1000" in many.content[0].text
             unknown = await client.call_tool("release", {"paths": ["src/x.py"]})
             assert unknown.is_error and "src/x.py not among your claims" in unknown.content[0].text
             given = payload(await client.call_tool("release", {"paths": ["./README.md"]}))

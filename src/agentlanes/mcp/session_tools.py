@@ -30,6 +30,9 @@ def _symbol_claims(
         ) from None
 
 
+RELEASE_MAX_PATHS = 1000
+
+
 def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
     """Check-in, liveness, scope, presence and conflict checks."""
 
@@ -129,6 +132,9 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
             list[str],
             Field(
                 min_length=1,
+                # Matched against every claim: counted before that work (a session holds
+                # at most max_patterns claims, 256 by default).
+                max_length=RELEASE_MAX_PATHS,
                 description="Claims to give back: each as you hold it (a file, a dir/, a "
                 "glob), or a file one of your claims names.",
             ),
