@@ -178,8 +178,12 @@ def set_up(server: ServerProcess, tmp_path: Path, agent: str) -> Stage:
 def script_for(stage: Stage, nonce: str) -> Script:
     p, repo = stage.program, stage.repo
 
+    def at_start() -> list[dict[str, Any]]:
+        wait_for(lambda: sessions_of(stage.url, stage.key, p.agent), timeout=p.start_grace)
+        return sessions_of(stage.url, stage.key, p.agent)
+
     def first(request: ModelRequest) -> Step:
-        once(stage, "at start", lambda: sessions_of(stage.url, stage.key, p.agent))
+        once(stage, "at start", at_start)
         return p.read(repo / "src/app.py")
 
     def fourth(request: ModelRequest) -> Step:
@@ -227,7 +231,7 @@ def judge_run(stage: Stage, model: ModelServer, run: Run, nonce: str) -> dict[st
     )
     after_read = by_results(model, 1)
     read_text = after_read.newest_result() if after_read else ""
-    check("read", "4f1d" in read_text and "refused" not in read_text,
+    check("read", "4f1d" in read_text and "claimed by alice" not in read_text,
           f"the read's result: {read_text[-300:]!r}")  # fmt: skip
     after_write = by_results(model, 2)
     reason = after_write.newest_result() if after_write else ""

@@ -41,6 +41,9 @@ class AgentProgram:
     # What `lanes init --agent NAME` must tell the user about ``prepare``'s step (a
     # fragment of its output), when the program needs one before it runs project hooks.
     init_says: str = ""
+    # Seconds its start hook may take after the first model request: a program that runs
+    # its start hooks detached (Cline 3) checks in while it asks the model.
+    start_grace: float = 0.0
 
     def __init__(self, binary: Path, home: Path) -> None:
         self.binary = binary

@@ -1,21 +1,44 @@
-"""Cline's hooks (https://docs.cline.bot/features/hooks/hook-reference): one executable
-per hook under ``.clinerules/hooks/``, named after it; each runs
-``lanes guard --agent cline``. The input carries ``hookName``, ``taskId``,
-``workspaceRoots`` and the hook's own object (``preToolUse: {toolName, parameters}``):
+"""Cline's hooks: one executable per hook under ``.clinerules/hooks/``, named after it
+(Cline matches the file name without its extension, case-insensitively); each runs
+``lanes guard --agent cline``. Two contracts share those files:
 
-- ``TaskStart`` / ``TaskResume``: check in as ``cline-<taskId>``; who else is live goes
-  back as ``contextModification``;
-- ``PreToolUse`` (``write_to_file``, ``replace_in_file``: ``parameters.path``;
-  ``execute_command``: ``parameters.command``): a refusal is
-  ``{"cancel": true, "errorMessage"}``; a pass is ``{"cancel": false}`` with any warning
-  as ``contextModification``;
-- ``PostToolUse`` (``postToolUse: {toolName, parameters, result, success}``): the files a
-  write or command changed are noted, their edits sent within a second
-  (``agentlanes.hooks.edits``); with ``UserPromptSubmit``, the agent's news as
-  ``contextModification``;
-- ``TaskComplete`` / ``TaskCancel``: the edits still waiting are sent, then check out."""
+**Cline 3 (the ``cline`` CLI and SDK, ``@cline/core``).** The file names map to events
+(``@cline/core`` ``dist/index.js``: ``TaskStart`` → ``agent_start``, ``TaskResume`` →
+``agent_resume``, ``PreToolUse`` → ``tool_call``, ``PostToolUse`` → ``tool_result``,
+``UserPromptSubmit`` → ``prompt_submit``, ``TaskComplete`` → ``agent_end``, ``TaskCancel``
+→ ``agent_abort``, ``SessionShutdown`` → ``session_shutdown``), and ``hookName`` carries
+the new name. Its tools are ``editor`` (``path``, ``old_text``, ``new_text``,
+``insert_line``), ``apply_patch`` (``input``: the patch), ``run_commands`` (``commands``:
+a list) and ``read_files`` (``files: [{path}]``), in ``tool_call.input``
+(``preToolUse.parameters`` holds the same values as JSON strings).
+
+- Only ``tool_call`` and ``tool_result`` wait for the hook and read its answer; the CLI
+  runs the others detached with their output ignored (``blockingRunStartHooks`` is off
+  and nothing turns it on). So ``agent_start`` checks in and keeps who-is-live for the
+  next tool event's context (``core.hold``), and a tool event that comes before that
+  check-in has finished waits for it briefly, then checks in itself.
+- A refusal: ``{"cancel": true}`` would stop the whole run, so the refused call's input
+  is replaced by one its tool's own schema rejects (``overrideInput: {}``: the call fails
+  and changes nothing) and the reason goes to the model as ``contextModification``, which
+  Cline adds to the conversation right after the failed call's result. The run goes on.
+- ``tool_result``: the files a write or command changed are noted, their edits sent
+  within a second (``agentlanes.hooks.edits``); the agent's news as
+  ``contextModification``.
+- ``agent_end`` / ``agent_abort`` / ``session_shutdown``: the edits still waiting are
+  sent, then check out (the keepalive does it too when the ``cline`` process ends).
+
+**The Cline extension's hooks** (https://docs.cline.bot/features/hooks/hook-reference):
+``hookName`` ``TaskStart`` …, ``preToolUse: {toolName, parameters}`` with the tools
+``write_to_file``, ``replace_in_file``, ``execute_command``; a refusal there is
+``{"cancel": true, "errorMessage"}``, which cancels only that call.
+
+The agent is ``cline-<taskId>``."""
 
 from __future__ import annotations
+
+import json
+import os
+import time
 
 from agentlanes.hooks.adapters import Answer, core
 
@@ -23,49 +46,172 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-PASS: dict[str, Any] = {"cancel": False}
+PASS: dict[str, Any] = {"cancel": False}  # the answer when the guard cannot tell
 AGENT = "cline"
 HOOKS = ("TaskStart", "TaskResume", "PreToolUse", "PostToolUse", "UserPromptSubmit",
-         "TaskComplete", "TaskCancel")  # fmt: skip
-FILE_TOOLS = frozenset({"write_to_file", "replace_in_file", "apply_patch", "new_rule"})
-SHELL_TOOLS = frozenset({"execute_command"})
+         "TaskComplete", "TaskCancel", "SessionShutdown")  # fmt: skip
+# Each event by its Cline 3 name and by the extension's.
+STARTS = frozenset({"agent_start", "agent_resume", "TaskStart", "TaskResume"})
+ENDS = frozenset({"agent_end", "agent_abort", "session_shutdown", "TaskComplete", "TaskCancel"})
+BEFORE = frozenset({"tool_call", "PreToolUse"})
+AFTER = frozenset({"tool_result", "PostToolUse"})
+PROMPT = frozenset({"prompt_submit", "UserPromptSubmit"})
+NEW_NAMES = frozenset(
+    {"agent_start", "agent_resume", "agent_end", "agent_abort", "session_shutdown",
+     "tool_call", "tool_result", "prompt_submit"}
+)  # fmt: skip
+FILE_TOOLS = frozenset({"write_to_file", "replace_in_file", "new_rule", "editor"})
+SHELL_TOOLS = frozenset({"execute_command", "run_commands"})
+PATCH_TOOLS = frozenset({"apply_patch"})
+READ_TOOLS = frozenset({"read_file", "read_files"})
+# How long a tool event waits for a detached agent_start's check-in before its own.
+START_WAIT_SECONDS = 3.0
 
 
 def _go(context: str | None = None) -> dict[str, Any]:
     return {"cancel": False, "contextModification": context} if context else {"cancel": False}
 
 
-def _call(call: Any) -> tuple[str, dict[str, Any]] | None:
-    """A tool call (``{toolName, parameters}``) that changes files, in Claude Code's
-    terms; None for the others."""
-    call = call if isinstance(call, dict) else {}
-    return core.file_call(
-        call.get("toolName"),
-        call.get("parameters"),
+def _input(payload: dict[str, Any], new_key: str, old_key: str) -> tuple[Any, dict[str, Any]]:
+    """(tool name, its arguments) of a tool event: Cline 3's ``tool_call`` /
+    ``tool_result`` object (the real values), else the ``preToolUse`` / ``postToolUse``
+    one (Cline 3 writes the values there as JSON strings; the extension as they are)."""
+    new = payload.get(new_key)
+    if isinstance(new, dict) and new.get("name"):
+        args = new.get("input")
+        return new.get("name"), args if isinstance(args, dict) else {"input": args}
+    old = payload.get(old_key)
+    old = old if isinstance(old, dict) else {}
+    params = old.get("parameters")
+    return old.get("toolName"), dict(params) if isinstance(params, dict) else {}
+
+
+def _calls(tool: Any, args: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The tool call in Claude Code's terms (``core.file_call``): one per file a read
+    names, one for anything else; empty for a tool that neither reads nor changes files."""
+    if tool == "run_commands":
+        commands = args.get("commands")
+        if isinstance(commands, str):  # a JSON string (preToolUse) or one command
+            try:
+                commands = json.loads(commands)
+            except ValueError:
+                commands = [commands]
+        if isinstance(commands, list):
+            args = {"command": "\n".join(str(c) for c in commands)}
+    if tool == "editor":
+        args = _editor(args)
+        tool = "write_to_file" if args.pop("whole", False) else "replace_in_file"
+    if tool == "read_files":
+        files = args.get("files")
+        if isinstance(files, str):
+            try:
+                files = json.loads(files)
+            except ValueError:
+                files = []
+        paths = [f.get("path") for f in files or [] if isinstance(f, dict)]
+        return [("Read", {"file_path": p}) for p in paths if isinstance(p, str) and p]
+    call = core.file_call(
+        tool,
+        args,
         file_tools=FILE_TOOLS,
         shell_tools=SHELL_TOOLS,
+        patch_tools=PATCH_TOOLS,
         path_keys=("path", "file_path"),
     )
+    if call is None and tool in READ_TOOLS and isinstance(args.get("path"), str):
+        return [("Read", {"file_path": args["path"]})]
+    return [call] if call else []
+
+
+def _call(call: Any) -> tuple[str, dict[str, Any]] | None:
+    """The first of ``_calls`` for the extension's ``{toolName, parameters}`` object."""
+    call = call if isinstance(call, dict) else {}
+    params = call.get("parameters")
+    found = _calls(call.get("toolName"), dict(params) if isinstance(params, dict) else {})
+    return found[0] if found else None
+
+
+def _editor(args: dict[str, Any]) -> dict[str, Any]:
+    """Cline 3's ``editor`` in the terms ``core.file_call`` reads: ``old_text`` →
+    ``new_text`` is an anchored edit; no ``old_text`` and no ``insert_line`` creates the
+    file (``whole``: a whole-file write); ``insert_line`` an edit of unknown lines."""
+    old, new = args.get("old_text"), args.get("new_text")
+    out: dict[str, Any] = {"path": args.get("path")}
+    if isinstance(old, str) and isinstance(new, str):
+        out.update(old_string=old, new_string=new)
+    elif args.get("insert_line") is None and isinstance(new, str):
+        out["content"] = new
+        out["whole"] = True
+    return out
+
+
+def _started(sid: Any, cwd: Any) -> str | None:
+    """Make sure the agent is checked in before its tool call is decided: while a
+    detached ``agent_start`` is still at it (its ``.starting`` mark), wait for it (at most
+    START_WAIT_SECONDS), else check in now; the text for the context, if it checked in."""
+    mark = core.side_file(AGENT, sid, cwd, ".starting")
+    deadline = time.monotonic() + START_WAIT_SECONDS
+    while not core.has_session(AGENT, sid, cwd):
+        if mark is None or not os.path.exists(mark) or time.monotonic() >= deadline:
+            return core.start(AGENT, sid, cwd)
+        time.sleep(0.02)
+    return None
+
+
+def _start_detached(sid: Any, cwd: Any) -> None:
+    """Cline 3's ``agent_start``: check in, marked as under way for the tool events that
+    may come meanwhile; who is live is kept for the next tool event's context."""
+    mark = core.side_file(AGENT, sid, cwd, ".starting")
+    try:
+        if mark is not None:
+            os.makedirs(os.path.dirname(mark), exist_ok=True)
+            with open(mark, "w"):
+                pass
+        text = core.start(AGENT, sid, cwd)
+        if text:
+            core.hold(AGENT, sid, cwd, text)
+    finally:
+        if mark is not None and os.path.exists(mark):
+            os.unlink(mark)
 
 
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
-    name = event or payload.get("hookName")
+    name = payload.get("hookName") or event
     sid, cwd = payload.get("taskId"), core.first_root(payload.get("workspaceRoots"))
-    if name in ("TaskStart", "TaskResume"):
+    cline3 = name in NEW_NAMES
+    if name in STARTS:
+        if cline3:  # its output is not read: the next tool event carries the text
+            _start_detached(sid, cwd)
+            return Answer(_go())
         return Answer(_go(core.start(AGENT, sid, cwd)))
-    if name in ("TaskComplete", "TaskCancel"):
+    if name in ENDS:
         core.end(AGENT, sid, cwd)
         return Answer(_go())
-    if name == "PreToolUse":
-        call = _call(payload.get("preToolUse"))
-        if call is None:
-            return Answer(_go())  # read_file, search_files, list_files: never refused
-        verdict = core.check(AGENT, sid, cwd, *call)
-        if verdict.deny:
-            return Answer({"cancel": True, "errorMessage": verdict.deny})
-        return Answer(_go(verdict.context))
-    if name == "PostToolUse" and (call := _call(payload.get("postToolUse"))) is not None:
-        core.edited(AGENT, sid, cwd, *call)
-    if name in ("PostToolUse", "UserPromptSubmit"):
+    if name in BEFORE:
+        return _before(payload, sid, cwd, cline3)
+    if name in AFTER:
+        notes = [_started(sid, cwd)] if cline3 else []
+        tool, args = _input(payload, "tool_result", "postToolUse")
+        for call in _calls(tool, args):
+            if call[0] != "Read":
+                core.edited(AGENT, sid, cwd, *call)
+        notes.append(core.news(AGENT, sid, cwd))
+        return Answer(_go("\n".join(n for n in notes if n) or None))
+    if name in PROMPT:
         return Answer(_go(core.news(AGENT, sid, cwd)))
     return Answer(_go())
+
+
+def _before(payload: dict[str, Any], sid: Any, cwd: Any, cline3: bool) -> Answer:
+    notes = [_started(sid, cwd)] if cline3 else []
+    tool, args = _input(payload, "tool_call", "preToolUse")
+    for call in _calls(tool, args):  # reads, searches: never refused (a read is only noted)
+        verdict = core.check(AGENT, sid, cwd, *call)
+        if verdict.deny:
+            if not cline3:
+                return Answer({"cancel": True, "errorMessage": verdict.deny})
+            # Not ``cancel``: that would stop the whole run. An input the tool refuses.
+            reason = "\n".join(n for n in [*notes, verdict.deny] if n)
+            return Answer({"cancel": False, "overrideInput": {}, "contextModification": reason})
+        notes.append(verdict.context)
+    return Answer(_go("\n".join(n for n in notes if n) or None))

@@ -125,6 +125,13 @@ def start(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> 
     return _context_of(session_start(payload, agent_env(agent, sid, env, cwd)))
 
 
+def has_session(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> bool:
+    """Whether the agent keeps a local session in this repository (its check-in is done);
+    True outside a repository, where there is nothing to wait for."""
+    path = side_file(agent, sid, cwd, ".json", env)
+    return path is None or os.path.exists(path)
+
+
 def end(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> None:
     """Check out with the changed files this session claims."""
     from agentlanes.hooks.agent_session import session_end
@@ -216,6 +223,18 @@ def hold(agent: str, sid: Any, cwd: Any, text: str, env: dict[str, str] | None =
 
 def _held_file(name: str, cwd: Any) -> str | None:
     """``sessions/<agent>.held.txt`` beside the agent's session file."""
+    return _beside_session(name, cwd, ".held.txt")
+
+
+def side_file(
+    agent: str, sid: Any, cwd: Any, suffix: str, env: dict[str, str] | None = None
+) -> str | None:
+    """``sessions/<agent><suffix>``: the agent's session file (``.json``) or a file kept
+    beside it; None outside a repository."""
+    return _beside_session(agent_env(agent, sid, env, cwd)["AGENTLANES_AGENT_NAME"], cwd, suffix)
+
+
+def _beside_session(name: str, cwd: Any, suffix: str) -> str | None:
     from agentlanes.client.config import ConfigError, LocalConfig, find_repo_root
 
     root = find_repo_root(cwd if isinstance(cwd, str) and cwd else os.getcwd())
@@ -223,7 +242,7 @@ def _held_file(name: str, cwd: Any) -> str | None:
         session_file = LocalConfig(root).session_file(name) if root else None
     except ConfigError:
         return None
-    return None if session_file is None else session_file[: -len(".json")] + ".held.txt"
+    return None if session_file is None else session_file[: -len(".json")] + suffix
 
 
 def _held(name: str, cwd: Any, take: bool) -> list[str]:
