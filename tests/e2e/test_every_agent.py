@@ -223,10 +223,10 @@ for (const step of JSON.parse(stepsJson)) {
       // The keepalive writes the agent's news file within ~200 ms of an event (SPEC p99
       // bound); the hook reads that file while a keepalive runs.
       await new Promise((done) => setTimeout(done, step.ms));
-    } else if (step.event === "experimental.chat.system.transform") {
-      const output = { system: ["you are a coding agent"] };
-      await hooks[step.event]({ sessionID: step.sid }, output);
-      results.push({ ok: true, system: output.system });
+    } else if (step.event === "tool.execute.after") {
+      const output = { title: "README", output: "the file's text", metadata: {} };
+      await hooks[step.event](step.input, output);
+      results.push({ ok: true, output: output.output });
       continue;
     } else {
       await hooks.event({ event: step.input });
@@ -250,7 +250,8 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
     sid = "ses_4b2f0c1d"
     steps = [fill(spec["events"][s], repo, sid) for s in ("start", "edit", "read", "shell")]
     steps += [{"event": "message"}, {"event": "wait", "ms": 500}]
-    steps += [{"event": "experimental.chat.system.transform", "sid": sid}]
+    after_read = {"tool": "read", "sessionID": sid, "callID": "c9", "args": {"filePath": "README"}}
+    steps += [{"event": "tool.execute.after", "input": after_read}]
     steps += [fill(spec["events"]["end"], repo, sid)]
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER)
@@ -273,7 +274,7 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    started, edit, read, shell, _, _, system, _ = json.loads(done.stdout.strip().splitlines()[-1])
+    started, edit, read, shell, _, _, after, _ = json.loads(done.stdout.strip().splitlines()[-1])
     assert started == {"ok": True}
     r = httpx.get(
         f"{agent_server.url}/api/v1/events/log?since=0", headers={"X-API-Key": key}, timeout=10
@@ -283,12 +284,11 @@ def test_the_opencode_plugin_in_node(agent_server: ServerProcess, tmp_path: Path
     assert not edit["ok"] and f"{HELD} is claimed by alice" in edit["error"]
     assert read == {"ok": True}
     assert not shell["ok"] and f"{HELD} is claimed by alice" in shell["error"]
-    # The news joins the system prompt; session.deleted checks out.
-    last = system["system"][-1] if system["ok"] else ""
-    assert last.endswith(f"please rebase on main\n{FENCE_CLOSE}"), (
-        system,
-        done.stderr,
-    )
+    # The news joins the tool's result (it stays in the conversation); session.deleted
+    # checks out.
+    text = after["output"] if after["ok"] else ""
+    assert text.startswith("the file's text\n\n"), (after, done.stderr)
+    assert text.endswith(f"please rebase on main\n{FENCE_CLOSE}"), (after, done.stderr)
     assert f"opencode-{sid}" not in presence(agent_server.url, key)
 
 

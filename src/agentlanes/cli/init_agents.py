@@ -218,7 +218,8 @@ OPENCODE_PLUGIN = """\
 // agentlanes: OpenCode plugin, written by `lanes init --agent opencode` (docs/agents.md).
 // Every hook asks `lanes guard --agent opencode` (one JSON object on stdin, one answer on
 // stdout); node:child_process runs under Bun and Node alike. A refusal throws in
-// tool.execute.before; anything going wrong lets the tool call go on (fail open).
+// tool.execute.before; the agent's news joins a tool's result in tool.execute.after;
+// anything going wrong lets the tool call go on (fail open).
 import { spawnSync } from "node:child_process";
 
 const LANES = __PROGRAM__;
@@ -261,20 +262,19 @@ export const AgentLanes = async ({ directory, worktree }) => {
       });
       if (answer.deny) throw new Error(answer.deny);
     },
-    "tool.execute.after": async (input) => {
+    "tool.execute.after": async (input, output) => {
       const args = input.args || argsOf.get(input.callID) || {};
       argsOf.delete(input.callID);
-      const sid = input.sessionID;
-      ask({ event: "tool.execute.after", session_id: sid, cwd, tool: input.tool, args });
-    },
-    "experimental.chat.system.transform": async (input, output) => {
       const answer = ask({
-        event: "experimental.chat.system.transform",
-        session_id: input && input.sessionID,
+        event: "tool.execute.after",
+        session_id: input.sessionID,
         cwd,
+        tool: input.tool,
+        args,
       });
-      if (answer.context && output && Array.isArray(output.system)) {
-        output.system.push(answer.context);
+      // The news joins the tool's result: it stays in the conversation.
+      if (answer.context && output && typeof output.output === "string") {
+        output.output = `${output.output}\n\n${answer.context}`;
       }
     },
   };

@@ -82,7 +82,7 @@ class AgentProgram:
         return subprocess.Popen(
             argv or self.command(repo, prompt),
             cwd=repo,
-            env=env,
+            env={**env, "PWD": str(repo)},  # as a shell sets it (OpenCode works in $PWD)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -15,8 +15,9 @@ a list) and ``read_files`` (``files: [{path}]``), in ``tool_call.input``
 - Only ``tool_call`` and ``tool_result`` wait for the hook and read its answer; the CLI
   runs the others detached with their output ignored (``blockingRunStartHooks`` is off
   and nothing turns it on). So ``agent_start`` checks in and keeps who-is-live for the
-  next tool event's context (``core.hold``), and a tool event that comes before that
-  check-in has finished waits for it briefly, then checks in itself.
+  next tool event's context (``core.start_marked``), and a tool event that comes before
+  that check-in has finished waits for it briefly, then checks in itself
+  (``core.ensure_started``).
 - A refusal: ``{"cancel": true}`` would stop the whole run, so the refused call's input
   is replaced by one its tool's own schema rejects (``overrideInput: {}``: the call fails
   and changes nothing) and the reason goes to the model as ``contextModification``, which
@@ -37,8 +38,6 @@ The agent is ``cline-<taskId>``."""
 from __future__ import annotations
 
 import json
-import os
-import time
 
 from agentlanes.hooks.adapters import Answer, core
 
@@ -64,8 +63,6 @@ FILE_TOOLS = frozenset({"write_to_file", "replace_in_file", "new_rule", "editor"
 SHELL_TOOLS = frozenset({"execute_command", "run_commands"})
 PATCH_TOOLS = frozenset({"apply_patch"})
 READ_TOOLS = frozenset({"read_file", "read_files"})
-# How long a tool event waits for a detached agent_start's check-in before its own.
-START_WAIT_SECONDS = 3.0
 
 
 def _go(context: str | None = None) -> dict[str, Any]:
@@ -145,43 +142,13 @@ def _editor(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _started(sid: Any, cwd: Any) -> str | None:
-    """Make sure the agent is checked in before its tool call is decided: while a
-    detached ``agent_start`` is still at it (its ``.starting`` mark), wait for it (at most
-    START_WAIT_SECONDS), else check in now; the text for the context, if it checked in."""
-    mark = core.side_file(AGENT, sid, cwd, ".starting")
-    deadline = time.monotonic() + START_WAIT_SECONDS
-    while not core.has_session(AGENT, sid, cwd):
-        if mark is None or not os.path.exists(mark) or time.monotonic() >= deadline:
-            return core.start(AGENT, sid, cwd)
-        time.sleep(0.02)
-    return None
-
-
-def _start_detached(sid: Any, cwd: Any) -> None:
-    """Cline 3's ``agent_start``: check in, marked as under way for the tool events that
-    may come meanwhile; who is live is kept for the next tool event's context."""
-    mark = core.side_file(AGENT, sid, cwd, ".starting")
-    try:
-        if mark is not None:
-            os.makedirs(os.path.dirname(mark), exist_ok=True)
-            with open(mark, "w"):
-                pass
-        text = core.start(AGENT, sid, cwd)
-        if text:
-            core.hold(AGENT, sid, cwd, text)
-    finally:
-        if mark is not None and os.path.exists(mark):
-            os.unlink(mark)
-
-
 def answer(payload: dict[str, Any], event: str | None) -> Answer:
     name = payload.get("hookName") or event
     sid, cwd = payload.get("taskId"), core.first_root(payload.get("workspaceRoots"))
     cline3 = name in NEW_NAMES
     if name in STARTS:
         if cline3:  # its output is not read: the next tool event carries the text
-            _start_detached(sid, cwd)
+            core.start_marked(AGENT, sid, cwd)
             return Answer(_go())
         return Answer(_go(core.start(AGENT, sid, cwd)))
     if name in ENDS:
@@ -190,7 +157,7 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
     if name in BEFORE:
         return _before(payload, sid, cwd, cline3)
     if name in AFTER:
-        notes = [_started(sid, cwd)] if cline3 else []
+        notes = [core.ensure_started(AGENT, sid, cwd)] if cline3 else []
         tool, args = _input(payload, "tool_result", "postToolUse")
         for call in _calls(tool, args):
             if call[0] != "Read":
@@ -203,7 +170,7 @@ def answer(payload: dict[str, Any], event: str | None) -> Answer:
 
 
 def _before(payload: dict[str, Any], sid: Any, cwd: Any, cline3: bool) -> Answer:
-    notes = [_started(sid, cwd)] if cline3 else []
+    notes = [core.ensure_started(AGENT, sid, cwd)] if cline3 else []
     tool, args = _input(payload, "tool_call", "preToolUse")
     for call in _calls(tool, args):  # reads, searches: never refused (a read is only noted)
         verdict = core.check(AGENT, sid, cwd, *call)

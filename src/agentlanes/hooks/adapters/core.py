@@ -125,6 +125,45 @@ def start(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> 
     return _context_of(session_start(payload, agent_env(agent, sid, env, cwd)))
 
 
+# How long a tool event waits for a start hook's check-in still under way before its own.
+START_WAIT_SECONDS = 3.0
+
+
+def start_marked(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> None:
+    """Check in from a start event whose answer the program does not read (Cline 3 runs
+    ``agent_start`` detached; OpenCode's ``session.created`` is an event, not a hook):
+    marked as under way (``.starting``) for the tool events that may come meanwhile, and
+    the text kept for the agent's next context channel (``hold``)."""
+    mark = side_file(agent, sid, cwd, ".starting", env)
+    try:
+        if mark is not None:
+            os.makedirs(os.path.dirname(mark), exist_ok=True)
+            with open(mark, "w"):
+                pass
+        text = start(agent, sid, cwd, env)
+        if text:
+            hold(agent, sid, cwd, text, env)
+    finally:
+        if mark is not None and os.path.exists(mark):
+            os.unlink(mark)
+
+
+def ensure_started(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> str | None:
+    """Before a tool call is decided, the agent is checked in: while a start event is still
+    at it (``start_marked``'s mark), wait for it (at most START_WAIT_SECONDS), else check
+    in now (a resumed conversation, a start event that never came); the text for the
+    agent's context when this call checked in, else None."""
+    import time
+
+    mark = side_file(agent, sid, cwd, ".starting", env)
+    deadline = time.monotonic() + START_WAIT_SECONDS
+    while not has_session(agent, sid, cwd, env):
+        if mark is None or not os.path.exists(mark) or time.monotonic() >= deadline:
+            return start(agent, sid, cwd, env)
+        time.sleep(0.02)
+    return None
+
+
 def has_session(agent: str, sid: Any, cwd: Any, env: dict[str, str] | None = None) -> bool:
     """Whether the agent keeps a local session in this repository (its check-in is done);
     True outside a repository, where there is nothing to wait for."""
