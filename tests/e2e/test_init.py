@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import agentlanes.hooks
 from tests.support.agents import git, isolated_env, lanes, lanes_json, make_repo, no_traceback
 
 pytestmark = pytest.mark.e2e
@@ -16,7 +17,8 @@ URL = "http://agentlanes.internal:8787"
 # What the hooks run: this installation's `lanes` by absolute path, beside the interpreter
 # (Claude Code may start without the venv on its PATH).
 LANES = str(Path(sys.executable).parent / "lanes")
-GUARD = f"{LANES} guard"
+FAST = Path(agentlanes.hooks.__file__).resolve().parent / "fast.py"  # the hooks' fast path
+GUARD = f"{sys.executable} -S -I {FAST} {LANES} guard"
 
 
 def snapshot(repo: Path) -> dict[str, str]:
@@ -72,7 +74,9 @@ def test_init_writes_everything_once_and_merges(tmp_path: Path) -> None:
     assert pre[1]["matcher"] == "*"
     assert pre[1]["hooks"] == [{"type": "command", "command": GUARD, "timeout": 10}]
     assert Path(LANES).is_absolute() and Path(LANES).is_file()
-    assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    # After the tools that change files (a read's news comes with its PreToolUse).
+    post = settings["hooks"]["PostToolUse"][0]["matcher"]
+    assert post == "Edit|MultiEdit|Write|NotebookEdit|Bash"
     for name in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"):
         [group] = settings["hooks"][name]
         assert group["hooks"][0]["command"] == GUARD

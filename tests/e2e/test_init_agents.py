@@ -12,12 +12,15 @@ import httpx
 import pytest
 import yaml
 
+import agentlanes.hooks
 from tests.support.agents import isolated_env, lanes, lanes_json, make_repo
 
 pytestmark = pytest.mark.e2e
 
 URL = "http://agentlanes.internal:8787"
 LANES = str(Path(sys.executable).parent / "lanes")
+FAST = str(Path(agentlanes.hooks.__file__).resolve().parent / "fast.py")  # the fast path
+HOOK_PROGRAM = [sys.executable, "-S", "-I", FAST, LANES]
 ALL = ["codex", "cursor", "gemini", "copilot", "cline", "opencode", "windsurf", "aider"]
 FILES = {
     "codex": ".codex/hooks.json",
@@ -70,7 +73,7 @@ def test_every_agent_written_merged_and_idempotent(tmp_path: Path) -> None:
     assert set(FILES.values()) <= written
     assert ".claude/settings.json" not in written  # only the agents asked for
 
-    guard = f"{LANES} guard --agent"
+    guard = f"{' '.join(HOOK_PROGRAM)} guard --agent"
     codex = json.loads((repo / FILES["codex"]).read_text())["hooks"]
     assert codex["PreToolUse"][0]["matcher"] == "Bash|apply_patch"
     assert codex["PreToolUse"][0]["hooks"][0]["command"] == f"{guard} codex"
@@ -91,7 +94,7 @@ def test_every_agent_written_merged_and_idempotent(tmp_path: Path) -> None:
     cline = repo / FILES["cline"]
     assert os.access(cline, os.X_OK) and f"exec {guard} cline" in cline.read_text()
     plugin = (repo / FILES["opencode"]).read_text()
-    assert json.dumps([LANES]) in plugin and '"tool.execute.before"' in plugin
+    assert json.dumps(HOOK_PROGRAM) in plugin and '"tool.execute.before"' in plugin
     windsurf = json.loads((repo / FILES["windsurf"]).read_text())["hooks"]
     assert windsurf["pre_write_code"][0]["command"] == f"{guard} windsurf"
     aider = yaml.safe_load((repo / FILES["aider"]).read_text())

@@ -51,13 +51,32 @@ def lanes_program() -> list[str]:
     return [sys.executable, "-m", "agentlanes"]
 
 
+def hook_program(program: list[str]) -> list[str]:
+    """What the agents' hooks run: ``program`` behind the hooks' fast path
+    (``python -S -I .../agentlanes/hooks/fast.py PROGRAM ...``), which hands a tool event
+    to the agent's keepalive when one serves it and runs ``PROGRAM`` itself otherwise
+    (docs/agents.md, "Hook time")."""
+    import sys
+
+    from agentlanes import hooks  # not hooks.fast: it is a script, not a module to import
+
+    launcher = Path(hooks.__file__).resolve().parent / "fast.py"
+    return [sys.executable, "-S", "-I", str(launcher), *program]
+
+
+POST_TOOL_MATCHER = "Edit|MultiEdit|Write|NotebookEdit|Bash"
+
+
 def hook_events(program: list[str]) -> dict[str, dict[str, Any]]:
     import shlex
 
     guard = shlex.join([*program, "guard"])
     # PreToolUse covers every tool ("*"): edits are checked, and every call, reads included,
-    # carries the agent's news (additionalContext only). UserPromptSubmit, PostToolUse and
-    # Stop carry it too (Stop blocks once for an undelivered message; docs/agents.md).
+    # carries the agent's news (additionalContext only). PostToolUse runs after the tools
+    # that change files (their edits are noted; it carries the news too): after a read it
+    # would only repeat PreToolUse's news channel, at the cost of a second hook per call.
+    # UserPromptSubmit and Stop carry the news too (Stop blocks once for an undelivered
+    # message; docs/agents.md).
     return {
         "SessionStart": {"hooks": [{"type": "command", "command": guard, "timeout": 15}]},
         "UserPromptSubmit": {"hooks": [{"type": "command", "command": guard, "timeout": 10}]},
@@ -66,7 +85,7 @@ def hook_events(program: list[str]) -> dict[str, dict[str, Any]]:
             "hooks": [{"type": "command", "command": guard, "timeout": 10}],
         },
         "PostToolUse": {
-            "matcher": "*",
+            "matcher": POST_TOOL_MATCHER,
             "hooks": [{"type": "command", "command": guard, "timeout": 10}],
         },
         "Stop": {"hooks": [{"type": "command", "command": guard, "timeout": 10}]},
@@ -188,9 +207,10 @@ def init(args: argparse.Namespace) -> int:
 
     agents = wanted_agents(getattr(args, "agent", None), root)
     changes = [plan_config(root, cfg.url)]
+    hooks = hook_program(program)
     if "claude" in agents:
-        changes += [plan_claude(root, program), plan_mcp(root, cfg.url, args.mcp, program)]
-    changes += plan_agents(root, agents, program)
+        changes += [plan_claude(root, hooks), plan_mcp(root, cfg.url, args.mcp, program)]
+    changes += plan_agents(root, agents, hooks)
     hook_changes = []
     for name, what in (
         ("pre-commit", "git pre-commit hook"),

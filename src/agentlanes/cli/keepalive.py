@@ -55,6 +55,7 @@ def keepalive(args: argparse.Namespace) -> int:
             interval = float(client.project().heartbeat_interval_seconds)
         _exit_on_sigterm()
         watcher = _watch(cfg, agent, args.watch_pid, args.watch_started) if args.watch_pid else None
+        hooks = _serve_hooks(cfg, agent) if args.socket else None
         try:
             if args.socket:
                 from agentlanes.cli.news import NewsFile  # the hooks read news from it
@@ -62,9 +63,21 @@ def keepalive(args: argparse.Namespace) -> int:
                 return _hold_socket(client, args, NewsFile(cfg, agent))
             return _heartbeat_loop(client, interval, args)
         finally:
+            if hooks is not None:
+                hooks.stop()
             if watcher is not None:
                 watcher.set()
             drop_own_files(cfg, agent)
+
+
+def _serve_hooks(cfg: Any, agent: str | None) -> Any:
+    """The agent's hooks answered here, warm (``agentlanes.hooks.served``), or None."""
+    if agent is None or cfg.state_dir is None:
+        return None
+    from agentlanes.hooks.served import HookServer
+
+    server = HookServer(cfg.state_dir, agent)
+    return server if server.start() else None
 
 
 def _heartbeat_loop(client: Any, interval: float, args: argparse.Namespace) -> int:
