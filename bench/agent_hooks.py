@@ -8,11 +8,13 @@ For each program it starts a real server (SQLite in a temp dir) and runs the sam
 scripted 8-step session (Read, Write, Bash, Edit, twice, of files nobody else claims, so
 every call is allowed) against the scripted model (tests/support/scripted_model), in a
 fresh copy of one repository: with the agentlanes config (``lanes init --agent NAME``
-and the driver's ``prepare``) and without it (``prepare`` only), alternating, ``--pairs``
-times. From the model's side, a tool call's time is the gap between the request that
-asked for it and the request that carried its result (the program runs the tool and its
-hooks in between); the table gives per tool the median of those gaps without and with
-the config and the difference: what the hooks add to that call. Also:
+and the driver's ``prepare``), without it (``prepare`` only), and with it but the hooks'
+fast path off (``AGENTLANES_FAST_HOOKS=0``: each hook runs the guard in its own
+interpreter), in turn, ``--pairs`` times. From the model's side, a tool call's time is
+the gap between the request that asked for it and the request that carried its result
+(the program runs the tool and its hooks in between); the table gives per tool the
+median of those gaps without and with the config and the difference: what the hooks add
+to that call (and what they add with the fast path off). Also:
 
 - start: from the program's launch to its first model request (SessionStart, and the
   prompt hooks), and end: from the model's last answer to the program's exit (Stop,
@@ -55,6 +57,9 @@ from tests.support.scripted_model import ModelServer, Script, Step
 
 ADMIN_TOKEN = "bench-admin-token-for-agent-hook-timings-2026"
 TOOLS = ("Read", "Write", "Bash", "Edit")
+# The third arm: the same config with the hooks' fast path off (each hook runs the guard
+# in its own interpreter, as before the fast path).
+UNSERVED = {"AGENTLANES_FAST_HOOKS": "0"}
 
 
 def steps(p: AgentProgram, repo: Path) -> list[Step]:
@@ -83,6 +88,7 @@ class Sample:
 class Runs:
     without: list[Sample] = field(default_factory=list)
     with_: list[Sample] = field(default_factory=list)
+    unserved: list[Sample] = field(default_factory=list)  # AGENTLANES_FAST_HOOKS=0
 
 
 def own_cpu(pid: int) -> float | None:
@@ -96,7 +102,12 @@ def own_cpu(pid: int) -> float | None:
 
 
 def one_run(
-    p: AgentProgram, template: Path, work: Path, env: dict[str, str], bare: bool = False
+    p: AgentProgram,
+    template: Path,
+    work: Path,
+    env: dict[str, str],
+    bare: bool = False,
+    extra: dict[str, str] | None = None,
 ) -> Sample:
     repo = work / f"repo-{secrets.token_hex(3)}"
     shutil.copytree(template, repo, symlinks=True)
@@ -105,7 +116,7 @@ def one_run(
         if bare:  # a driver's prepare may run `lanes init` (Codex, Copilot CLI): undone
             git(repo, env, "clean", "-fdxq")
             git(repo, env, "checkout", "-q", "--", ".")
-        full = {**env, **p.environment(model.url)}
+        full = {**env, **p.environment(model.url), **(extra or {})}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         launched = time.time()
         proc = p.start(repo, "Do the scripted steps.", full)
@@ -172,9 +183,10 @@ def bench(agent: str, url: str, work: Path, pairs: int) -> tuple[str, Runs] | No
     bare, configured = templates(p, work / agent, env)
     runs = Runs()
     one_run(p, configured, work / agent, env)  # warm-up: first-start costs of either kind
-    for _ in range(pairs):  # alternating, so a change in the machine's load hits both
+    for _ in range(pairs):  # alternating, so a change in the machine's load hits all three
         runs.with_.append(one_run(p, configured, work / agent, env))
         runs.without.append(one_run(p, bare, work / agent, env, bare=True))
+        runs.unserved.append(one_run(p, configured, work / agent, env, extra=UNSERVED))
     return f"{agent} {installed_version(agent, binary)}", runs
 
 
@@ -207,21 +219,25 @@ def table(name: str, runs: Runs) -> str:
     lines = [
         f"### {name} ({len(runs.with_)} pairs)",
         "",
-        "| tool call | without (ms) | with agentlanes (ms) | added (ms) |",
-        "|---|---:|---:|---:|",
+        "| tool call | without (ms) | with agentlanes (ms) | added (ms) "
+        "| added, fast path off (ms) |",
+        "|---|---:|---:|---:|---:|",
     ]
-    added = []
+    added, unserved = [], []
     for k, tool in enumerate(TOOLS):
         a, b = per_tool(runs.without, k), per_tool(runs.with_, k)
+        c = per_tool(runs.unserved, k)
         added.append(b - a)
-        lines.append(f"| {tool} | {ms(a)} | {ms(b)} | **{signed(b - a)}** |")
+        unserved.append(c - a)
+        lines.append(f"| {tool} | {ms(a)} | {ms(b)} | **{signed(b - a)}** | {signed(c - a)} |")
     for label, pick in (
         ("start (launch → first request)", lambda s: s.start),
         ("end (last answer → exit)", lambda s: s.end),
     ):
         a = statistics.median(pick(s) for s in runs.without)
         b = statistics.median(pick(s) for s in runs.with_)
-        lines.append(f"| {label} | {ms(a)} | {ms(b)} | {signed(b - a)} |")
+        c = statistics.median(pick(s) for s in runs.unserved)
+        lines.append(f"| {label} | {ms(a)} | {ms(b)} | {signed(b - a)} | {signed(c - a)} |")
     cpu_a = statistics.median(s.cpu for s in runs.without)
     cpu_b = statistics.median(s.cpu for s in runs.with_)
     hooks_a = statistics.median(s.children_cpu for s in runs.without)
@@ -229,7 +245,8 @@ def table(name: str, runs: Runs) -> str:
     lines += [
         "",
         f"Added per allowed tool call: median of the four tools {signed(statistics.median(added))}"
-        f" ms. CPU of the program and its hooks per session: {ms(cpu_a)} ms without, "
+        f" ms ({signed(statistics.median(unserved))} ms with AGENTLANES_FAST_HOOKS=0). CPU of "
+        f"the program and its hooks per session: {ms(cpu_a)} ms without, "
         f"{ms(cpu_b)} ms with ({signed(cpu_b - cpu_a)} ms, {signed((cpu_b - cpu_a) / 8)} ms "
         "per tool call, start and end included); of which the processes it waited for (its "
         f"hooks, and what they ran): {ms(hooks_a)} ms without, {ms(hooks_b)} ms with "
