@@ -11,10 +11,11 @@ under ``.clinerules/hooks/``; nothing else needs doing (``init_says`` is empty).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
-from tests.support.agent_programs.base import AgentProgram
+from tests.support.agent_programs.base import AgentProgram, Run
 from tests.support.scripted_model import Step
 
 
@@ -47,6 +48,22 @@ class Cline(AgentProgram):
     def command(self, repo: Path, prompt: str) -> list[str]:
         return [str(self.binary), "--json", prompt]
 
+    def run(
+        self,
+        repo: Path,
+        prompt: str,
+        env: dict[str, str],
+        timeout: float = 180,
+        argv: list[str] | None = None,
+    ) -> Run:
+        """As any program; then the ``cline --cline-hub-daemon`` a run may leave behind for
+        this repository (it outlives the CLI, seen with 3.0.65) is stopped."""
+        done = super().run(repo, prompt, env, timeout, argv)
+        for pid in hub_daemons(repo):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        return done
+
     def write(self, path: Path, content: str) -> Step:
         """A new file is added; an existing one has all its lines replaced (an ``Add
         File`` of an existing file is refused by Cline itself)."""
@@ -67,6 +84,23 @@ class Cline(AgentProgram):
 
     def shell(self, command: str) -> Step:
         return Step("run_commands", {"commands": [command]})
+
+
+def hub_daemons(repo: Path) -> list[int]:
+    """The ``cline --cline-hub-daemon`` processes working in ``repo``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "--cline-hub-daemon" in args and "--cwd" in args:
+            where = args[args.index("--cwd") + 1] if args.index("--cwd") + 1 < len(args) else ""
+            if where == str(repo) or where.startswith(f"{repo}/"):
+                found.append(int(entry.name))
+    return found
 
 
 PROGRAM = Cline
