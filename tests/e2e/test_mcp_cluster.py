@@ -175,3 +175,53 @@ def test_an_ended_mcp_session_is_404_on_every_process(
     for server in (a, b):
         r = httpx.post(f"{server.url}/mcp", json=ping, headers=session)
         assert r.status_code == 404, (server.url, r.status_code)
+
+
+def _rpc_answer(r: httpx.Response) -> Any:
+    """A JSON-RPC answer sent as JSON or as one Server-Sent Event; the notifications sent
+    before it on the same stream are in ``["notified"]``."""
+    if not r.headers.get("content-type", "").startswith("text/event-stream"):
+        return r.json()
+    found = [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data:")]
+    answer = next(m for m in found if "id" in m)
+    return {**answer, "notified": [m.get("method") for m in found if "id" not in m]}
+
+
+def test_the_tools_an_agent_sees_follow_it_to_every_process(
+    two_processes: tuple[ServerProcess, ServerProcess],
+) -> None:
+    """SPEC "Context budget": a small default toolset; ``more_tools`` adds a group for
+    this agent's MCP session on whichever process serves it next; ``?tools=`` asks for
+    groups at the start, and a group that does not exist is refused by name."""
+    a, b = two_processes
+    key = create_project(a.url)["api_key"]
+    accept = {"Accept": "application/json, text/event-stream", "X-API-Key": key}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    r = httpx.post(f"{a.url}/mcp", json=init, headers=accept, timeout=10)
+    assert r.status_code == 200, r.text
+    session = {**accept, "Mcp-Session-Id": r.headers["mcp-session-id"],
+               "Mcp-Protocol-Version": "2025-06-18"}  # fmt: skip
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+    def names(server: ServerProcess) -> set[str]:
+        r = httpx.post(f"{server.url}/mcp", json=listing, headers=session, timeout=10)
+        return {t["name"] for t in _rpc_answer(r)["result"]["tools"]}
+
+    assert "task_create" not in names(b) and "checkin" in names(b)
+    more = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "more_tools", "arguments": {"groups": ["tasks"]}}}  # fmt: skip
+    answer = _rpc_answer(httpx.post(f"{b.url}/mcp", json=more, headers=session, timeout=10))
+    assert answer["result"].get("isError") is not True, answer
+    assert "notifications/tools/list_changed" in answer.get("notified", []), answer
+    assert {"task_create", "task_claim"} <= names(a) and "lease_acquire" not in names(a)
+    # Asked up front; and a wrong group named.
+    r = httpx.post(f"{a.url}/mcp?tools=leases,votes", json=init, headers=accept, timeout=10)
+    up_front = {**session, "Mcp-Session-Id": r.headers["mcp-session-id"]}
+    r = httpx.post(f"{b.url}/mcp", json=listing, headers=up_front, timeout=10)
+    listed = {t["name"] for t in _rpc_answer(r)["result"]["tools"]}
+    assert {"lease_acquire", "consensus_vote", "checkin"} <= listed
+    assert "task_create" not in listed
+    r = httpx.post(f"{a.url}/mcp?tools=everything", json=init, headers=accept, timeout=10)
+    assert r.status_code == 400 and "everything" in r.text, r.text

@@ -76,6 +76,10 @@ def result(answer: dict[str, Any]) -> Any:
     return answer["structuredContent"]
 
 
+DEFAULT_TOOLS = {"checkin", "status", "news", "message_send", "wait", "release", "checkout",
+                 "more_tools"}  # fmt: skip
+
+
 def check_tool_list(tools: list[dict[str, Any]]) -> None:
     names = {t["name"] for t in tools}
     assert {"checkin", "status", "checkout", "presence", "check_conflicts", "task_claim"} <= names
@@ -105,6 +109,8 @@ def test_inspector_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
         "-m",
         "agentlanes",
         "mcp",
+        "--tools",
+        "all",
     ]
     check_tool_list(inspector("--method", "tools/list", *server)["tools"])
     me = result(
@@ -135,6 +141,12 @@ def test_inspector_over_streamable_http(agent_server: ServerProcess, tmp_path: P
     url = f"{agent_server.url}/mcp"
     http = [url, "--transport", "http", "--header", f"X-API-Key: {key}"]
 
+    # By default the small toolset (SPEC "Context budget": at most 8 KB of JSON);
+    # ?tools=all lists every tool from the start.
+    default = inspector(*http, "--method", "tools/list")
+    assert {t["name"] for t in default["tools"]} == DEFAULT_TOOLS
+    assert len(json.dumps(default, separators=(",", ":"))) <= 8 * 1024
+    http = [f"{url}?tools=all", *http[1:]]  # the Inspector calls only listed tools
     check_tool_list(inspector(*http, "--method", "tools/list")["tools"])
     refused = inspector(
         *http,

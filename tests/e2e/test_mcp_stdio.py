@@ -18,16 +18,19 @@ from tests.support.server import ServerProcess
 
 pytestmark = pytest.mark.e2e
 
+# The default toolset (SPEC "Context budget"): what an agent needs every session.
 CORE_TOOLS = {
     "checkin",
-    "release",
-    "heartbeat",
     "status",
+    "news",
+    "message_send",
+    "wait",
+    "release",
     "checkout",
-    "presence",
-    "check_conflicts",
-    "project",
+    "more_tools",
 }
+SESSION_TOOLS = {"heartbeat", "presence", "check_conflicts", "project"}
+TOOLS_LIST_MAX_BYTES = 8 * 1024
 
 
 def payload(result: Any) -> Any:
@@ -47,9 +50,15 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "agentlanes", "mcp"], env=env, cwd=str(repo)
     )
+    notified: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        method = getattr(message, "method", None)
+        if isinstance(method, str):
+            notified.append(method)
 
     async def scenario() -> None:
-        async with Client(params) as client:
+        async with Client(params, message_handler=on_message) as client:
             from agentlanes import __version__
 
             assert client.server_info is not None
@@ -57,8 +66,20 @@ def test_mcp_tools_over_stdio(agent_server: ServerProcess, tmp_path: Path) -> No
                 "agentlanes",
                 __version__,
             )
+            listed = await client.list_tools()
+            assert {t.name for t in listed.tools} == CORE_TOOLS
+            size = len(listed.model_dump_json(by_alias=True, exclude_none=True))
+            assert size <= TOOLS_LIST_MAX_BYTES, f"tools/list is {size} bytes"
+            # One call away: the session group, announced by tools/list_changed.
+            more = payload(await client.call_tool("more_tools", {"groups": ["session"]}))
+            assert set(more["tools"]) == SESSION_TOOLS
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert tools >= CORE_TOOLS
+            assert tools == CORE_TOOLS | SESSION_TOOLS
+            with anyio.fail_after(5):
+                while "notifications/tools/list_changed" not in notified:
+                    await anyio.sleep(0.05)
+            wrong = await client.call_tool("more_tools", {"groups": ["everything"]})
+            assert wrong.is_error and "groups" in wrong.content[0].text
 
             refused = await client.call_tool(
                 "checkin", {"agent_name": "bob", "declared_files": ["src/**"]}
@@ -139,9 +160,10 @@ def test_mcp_coordination_tools(agent_server: ServerProcess, tmp_path: Path) -> 
     repo = make_repo(tmp_path / "repo", env)
     other = make_repo(tmp_path / "other", env)
     lanes_json(other, env, "checkin", "--agent", "alice")
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "agentlanes", "mcp"], env=env, cwd=str(repo)
-    )
+    params = StdioServerParameters(  # every tool up front
+        command=sys.executable, args=["-m", "agentlanes", "mcp", "--tools", "all"], env=env,
+        cwd=str(repo),
+    )  # fmt: skip
 
     async def scenario() -> None:
         async with Client(params) as client:

@@ -113,6 +113,18 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
+def _tools_asked(scope: Scope) -> list[str] | None:
+    """The tool groups ``/mcp?tools=tasks,leases`` (or ``all``) asks to list from the start
+    (``mcp/toolsets.py``); None for the default set. A ValueError names a wrong group."""
+    from urllib.parse import parse_qs
+
+    from agentlanes.mcp import toolsets
+
+    query = parse_qs(bytes(scope.get("query_string") or b"").decode("latin-1"))
+    asked = [g for value in query.get("tools", []) for g in value.split(",")]
+    return list(toolsets.parse(asked)) if asked else None
+
+
 def _is_initialize(body: bytes) -> bool:
     try:
         data = json.loads(body)
@@ -231,8 +243,13 @@ class McpEndpoint:
                 return
             receive = _replay(body, receive)
             if _is_initialize(body):
+                try:
+                    tools = _tools_asked(scope)
+                except ValueError as exc:
+                    await _send_jsonrpc_error(send, f"?tools=: {exc}", 400)
+                    return
                 minted = uuid.uuid4().hex
-                refused = await self.store.create(minted, AgentRecord(project_id))
+                refused = await self.store.create(minted, AgentRecord(project_id, tools=tools))
                 if refused == "project":
                     await _send_jsonrpc_error(
                         send,

@@ -15,6 +15,7 @@ from agentlanes.client.aio import AsyncClient
 from agentlanes.client.config import LocalConfig, read_session
 from agentlanes.client.errors import ApiError, ClientError, NoSession
 from agentlanes.client.report import conflict_lines
+from agentlanes.mcp import toolsets
 
 T = TypeVar("T")
 SHOWN_LINES = 10  # of a refusal's conflicts, as the editor guard shows them
@@ -67,6 +68,7 @@ class Lanes:
         self.last_used = time.monotonic()
         self._beat: asyncio.Task[None] | None = None
         self.news_cursor: str | None = None  # where the `news` tool read up to
+        self.tools: tuple[str, ...] = toolsets.DEFAULT  # the tool groups it sees
 
     @classmethod
     def local(cls, cfg: LocalConfig) -> Lanes:

@@ -27,6 +27,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from agentlanes import __version__
 from agentlanes.client.config import LocalConfig, load_config
+from agentlanes.mcp import toolsets
 from agentlanes.mcp.coordination_tools import add_coordination_tools
 from agentlanes.mcp.lanes import Lanes, Resolve
 from agentlanes.mcp.session_tools import add_session_tools
@@ -37,14 +38,19 @@ __all__ = ["build_server", "main", "new_server"]
 INSTRUCTIONS = """agentlanes tells coding agents who else is working on this repository.
 Call `checkin` before you edit (your name, work area and the file globs you will touch);
 read the conflicts it returns and coordinate before touching files others hold. Call
-`check_conflicts` with concrete paths before editing a file outside your scope, `status` to
-change your scope, and `checkout` with a summary when you are done."""
+`status` to change your scope, `news` for what concerns you, `wait` for a file another
+agent holds, and `checkout` with a summary when you are done; `more_tools` adds tasks,
+leases, votes and the rest."""
 
 
-def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
-    """The stdio server: one agent, the working tree around ``cfg``."""
+def build_server(
+    cfg: LocalConfig | None = None, tools: tuple[str, ...] = toolsets.DEFAULT
+) -> MCPServer[Any]:
+    """The stdio server: one agent, the working tree around ``cfg``, seeing the tools of
+    ``tools`` (groups, ``mcp/toolsets.py``) until it asks for more."""
     cfg = cfg or load_config()
     lanes = Lanes.local(cfg)
+    lanes.tools = tools
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -62,7 +68,7 @@ def build_server(cfg: LocalConfig | None = None) -> MCPServer[Any]:
 
 
 def new_server(resolve: Resolve, lifespan: Any = None) -> MCPServer[Any]:
-    server: MCPServer[Any] = LanesMCPServer(  # tool descriptions dedented
+    server = LanesMCPServer(  # tool descriptions dedented, the agent's groups listed
         "agentlanes",
         title="agentlanes",
         version=__version__,
@@ -71,11 +77,12 @@ def new_server(resolve: Resolve, lifespan: Any = None) -> MCPServer[Any]:
         lifespan=lifespan,
         log_level="WARNING",
     )
+    server.resolve = resolve
     add_session_tools(server, resolve)
     add_coordination_tools(server, resolve)
     return server
 
 
-def main(start: Path | None = None) -> None:
+def main(start: Path | None = None, tools: tuple[str, ...] = toolsets.DEFAULT) -> None:
     """Serve MCP over stdio until the client closes the connection."""
-    build_server(load_config(start)).run("stdio")
+    build_server(load_config(start), tools).run("stdio")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from agentlanes.mcp import toolsets
 from agentlanes.mcp.arguments import CHANGES, ENDS, READ_ONLY, Area, Globs
 from agentlanes.mcp.lanes import Resolve
 
@@ -187,6 +189,37 @@ def add_session_tools(server: MCPServer[Any], resolve: Resolve) -> None:
         lanes.stop_heartbeat()
         lanes.forget()
         return result.raw()
+
+    @server.tool(annotations=CHANGES)
+    async def more_tools(
+        ctx: Context,
+        groups: Annotated[
+            list[
+                Literal[
+                    "session", "tasks", "checkpoints", "inbox", "leases", "votes", "agents", "all"
+                ]
+            ],
+            Field(description="Which to add."),
+        ],
+    ) -> dict[str, Any]:
+        """More agentlanes tools when you need them: session (presence, check_conflicts,
+        heartbeat, project), tasks, checkpoints, inbox, leases, votes (consensus), agents."""
+        lanes = await resolve(ctx)
+        try:
+            lanes.tools = toolsets.parse([*lanes.tools, *groups])
+        except ValueError as exc:
+            raise ToolError(f"VALIDATION_ERROR: groups: {exc}") from None
+        from mcp_types import ToolListChangedNotification
+
+        # On this call's own stream (/mcp keeps no other); if it cannot be sent, the
+        # answer names the tools anyway.
+        with contextlib.suppress(Exception):
+            await ctx.session.send_notification(
+                ToolListChangedNotification(), related_request_id=ctx.request_id
+            )
+        added = [t for g in lanes.tools if g in groups or "all" in groups
+                 for t in toolsets.GROUPS[g]]  # fmt: skip
+        return {"groups": list(lanes.tools), "tools": added}
 
     @server.tool(annotations=READ_ONLY)
     async def presence(ctx: Context) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agentlanes.client.errors import ApiError, ClientError
+from agentlanes.mcp import toolsets
 from agentlanes.mcp.lanes import Lanes
 
 log = logging.getLogger("agentlanes.mcp")
@@ -44,6 +45,7 @@ class AgentRecord:
     agent: str | None = None
     interval: float = 30.0
     news_cursor: str | None = None  # where the `news` tool read up to, on any process
+    tools: list[str] | None = None  # the tool groups it sees (None: the default set)
 
 
 def _lookup(sid: str) -> str:
@@ -234,16 +236,18 @@ class SharedLanes(Lanes):
         super().__init__(client)
         self.sid = sid
         self.store = store
-        self.saved: tuple[str | None, str | None, float, str | None] | None = None
+        self.saved: tuple[str | None, str | None, float, str | None, list[str]] | None = None
 
-    def _state(self) -> tuple[str | None, str | None, float, str | None]:
-        return (self.client.session_token, self.agent, self.interval, self.news_cursor)
+    def _state(self) -> tuple[str | None, str | None, float, str | None, list[str]]:
+        return (self.client.session_token, self.agent, self.interval, self.news_cursor,
+                list(self.tools))  # fmt: skip
 
     def adopt(self, record: AgentRecord) -> None:
         self.client.session_token = record.token
         self.agent = record.agent
         self.interval = record.interval
         self.news_cursor = record.news_cursor
+        self.tools = tuple(record.tools or toolsets.DEFAULT)
         self.saved = self._state()
 
     async def persist(self, project_id: int) -> None:
