@@ -184,7 +184,9 @@ def test_each_agent_acts_as_itself_in_a_shared_checkout(
         "PreToolUse", tool_name="Edit", tool_input={"file_path": str(repo / "src/a.py")}
     )
     reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
-    assert f"you are {bob.name}" in reason and f"lanes message send {alice.name}" in reason
+    assert f"you are {bob.name}" in reason and f"lanes ask {alice.name} src/a.py" in reason
+    # SPEC "Context budget": at most 600 characters, ending with the next step.
+    assert len(reason) <= 600 and reason.endswith("Next step: lanes wait src/a.py"), reason
     git(repo, env, "checkout", "--", "src/a.py")
 
     # Someone who is neither (this test's own process): told how to name the agent.

@@ -205,8 +205,26 @@ def session_start(payload: dict[str, Any], env: dict[str, str] | None = None) ->
             files = " ".join(s.get("declared_files") or []) or "(no files yet)"
             area = f" area {s['declared_area']}" if s.get("declared_area") else ""
             listed.append(fenced_item(f"{s.get('agent_name')}{area}: {files}", WORDS_MAX))
-        lines.extend(fenced(listed))
+        shown = _within(lines, listed, notes, len(others))
+        lines.extend(fenced(listed[:shown]))
+        if shown < len(others):
+            lines.append(f"agentlanes: {len(others) - shown} more: lanes presence")
     return _start_context("\n".join([*lines, *notes]))
+
+
+# SPEC "Context budget": what SessionStart puts into the agent's context, at most.
+START_MAX_CHARS = 1500
+
+
+def _within(lines: list[str], listed: list[str], notes: list[str], total: int) -> int:
+    """How many of ``listed`` (who else is live, in order) fit beside ``lines`` and
+    ``notes`` in START_MAX_CHARS, with the "N more" line when some do not."""
+    for shown in range(len(listed), -1, -1):
+        more = [f"agentlanes: {total - shown} more: lanes presence"] if shown < total else []
+        text = "\n".join([*lines, *fenced(listed[:shown]), *more, *notes])
+        if len(text) <= START_MAX_CHARS:
+            return shown
+    return 0
 
 
 def session_end(payload: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -134,15 +134,41 @@ def _deny(reason: str) -> dict[str, Any]:
     }
 
 
-def _coordinate(conflicts: list[dict[str, Any]], me: str | None) -> str:
-    """How to reach the holders, and under which name they will see you."""
-    names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in conflicts))
-    first = names[0] if names else "NAME"
+# SPEC "Context budget": a refusal reason is at most this long and ends with the next step.
+REFUSAL_MAX_CHARS = 600
+
+
+def refusal(
+    why: list[str],
+    refusing: list[dict[str, Any]],
+    paths: list[str],
+    root: str | None,
+    me: str | None,
+) -> str:
+    """An edit's refusal: ``why`` (who holds what), then the three ways on — wait your
+    turn, ask the holder, other work — and the next step, in REFUSAL_MAX_CHARS at most
+    (``why`` is cut first; the ways on stay whole)."""
+    names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in refusing))
+    holder = names[0] if names else "AGENT"
+    rel = [os.path.relpath(p, root) if root and os.path.isabs(p) else p for p in paths[:2]]
+    shown = " ".join(_shell_word(p[:80]) for p in rel) or "PATH"
     who = f" (you are {me})" if me else ""
-    return (
-        f"ask {', '.join(names[:5])} to release it{who}: "
-        f'`lanes message send {first} "..."` or the MCP tool message_send'
+    ways = (
+        f"agentlanes: edit refused (block mode). Ways on: wait your turn (lanes wait "
+        f"{shown}), ask {holder} to release it{who} (lanes ask {holder} {shown} --reason "
+        f'"..."), or work on other files. Next step: lanes wait {shown}'
     )
+    head = "\n".join(why)
+    room = REFUSAL_MAX_CHARS - len(ways) - 1
+    if len(head) > room:
+        head = head[: max(0, room - 1)] + "…"
+    text = f"{head}\n{ways}" if head else ways
+    return text if len(text) <= REFUSAL_MAX_CHARS else text[-REFUSAL_MAX_CHARS:]
+
+
+def _shell_word(path: str) -> str:
+    safe = all(c.isalnum() or c in "._-/+@%=:," for c in path)
+    return path if safe else "'" + path.replace("'", "'\\''") + "'"
 
 
 # -- PreToolUse ------------------------------------------------------------------------------
@@ -373,13 +399,15 @@ def _check_edit(
         meets = []
     if refusing and project.get("conflict_mode") == "block" and any(map(is_certain, refusing)):
         return _deny(
-            "\n".join(
+            refusal(
                 [
                     *(f"agentlanes: {line}" for line in meets),
                     *conflict_lines(refusing, "agentlanes: ", SHOWN_LINES),
-                    "agentlanes: edit refused (block mode): pick other files, or "
-                    + _coordinate(refusing, agent),
-                ]
+                ],
+                refusing,
+                paths,
+                cfg.root,
+                agent,
             )
         )
     notes.extend(conflict_lines(others, "agentlanes: ", SHOWN_LINES))
