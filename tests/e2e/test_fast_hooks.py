@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agentlanes.hooks.fastpath.client import socket_path, state_dir
@@ -102,6 +103,20 @@ def test_a_tool_event_is_answered_by_the_keepalive(
     # AGENTLANES_FAST_HOOKS=0 runs `lanes` itself: with none there, nothing answers.
     off = hook(repo, env | {"AGENTLANES_FAST_HOOKS": "0"}, broken(command), "PreToolUse", **read)
     assert off.returncode != 0
+    # An edit's lines reach the server from the keepalive (its send on a thread there).
+    (repo / "notes.md").write_text("one\ntwo\n")
+    post = {"tool_name": "Write", "tool_input": {"file_path": str(repo / "notes.md"),
+                                                "content": "one\ntwo\n"}}  # fmt: skip
+    assert hook(repo, env, broken(command), "PostToolUse", **post).returncode == 0
+    url, key = env["AGENTLANES_URL"], env["AGENTLANES_API_KEY"]
+
+    def edits() -> Any:
+        r = httpx.get(f"{url}/api/v1/presence", headers={"X-API-Key": key}, timeout=10)
+        mine = [s for s in r.json()["sessions"] if s["agent_name"] == f"claude-{SID}"]
+        return mine[0].get("edits") if mine else None
+
+    sent = wait_for(edits, timeout=15)
+    assert [e["path"] for e in sent or []] == ["notes.md"], sent
     # A session's end is not a tool event: never served.
     end = hook(repo, env, broken(command), "SessionEnd", reason="exit")
     assert end.returncode != 0

@@ -34,6 +34,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from agentlanes.client.config import LocalConfig
@@ -338,6 +339,12 @@ def note(
     return "later"
 
 
+# Set by a long-lived process that answers hooks (the keepalive: hooks/served.py): a send
+# is then run on one of its threads at ``due`` (``later(due, send)``) instead of in a
+# process of its own, which costs a Python start per burst beside the agent.
+later: Callable[[float, Callable[[], object]], None] | None = None
+
+
 def _spawn_sender(cfg: LocalConfig, agent: str, due: float, env: dict[str, str] | None) -> bool:
     """A detached sender (``python -m agentlanes.hooks.edits send ROOT AGENT DUE``: its own
     process session, stdio on ``/dev/null``) that sends at ``due``; the hook goes on at
@@ -345,6 +352,10 @@ def _spawn_sender(cfg: LocalConfig, agent: str, due: float, env: dict[str, str] 
     the hook then writes (Python's teardown writes most of them) a copy, about 8 ms more
     per hook; a spawn costs a few milliseconds, once per burst. False when it could not
     start."""
+    if later is not None and cfg.root is not None:
+        root = str(cfg.root)
+        later(due, lambda: _send_at(root, agent, due))
+        return True
     args = [sys.executable, "-m", "agentlanes.hooks.edits", "send", str(cfg.root), agent, repr(due)]
     null = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

@@ -21,6 +21,8 @@ import os
 import socket
 import sys
 import threading
+import time
+from collections.abc import Callable
 
 from agentlanes.hooks.fastpath.client import private_dir_ok, socket_path
 
@@ -100,7 +102,23 @@ class HookServer:
         sys.stdout = _PerThread(sys.stdout, local, "stdout")
         sys.stderr = _PerThread(sys.stderr, local, "stderr")
         threading.Thread(target=self._serve, name="hook-server", daemon=True).start()
+        from agentlanes.hooks import edits
+
+        edits.later = self._later  # the edits' sends on a thread here, not a new process
         return True
+
+    def _later(self, due: float, send: Callable[[], object]) -> None:
+        """Run ``send`` at ``due`` on a thread of this process, between hook requests."""
+
+        def run() -> None:
+            time.sleep(max(0.0, due - time.time()))
+            with self._lock:
+                try:
+                    send()
+                except Exception as exc:  # the next edit, Stop or SessionEnd sends it
+                    print(f"agentlanes: edits not sent ({type(exc).__name__}: {exc})")
+
+        threading.Thread(target=run, name="edits-sender", daemon=True).start()
 
     def stop(self) -> None:
         sock, self._sock = self._sock, None
