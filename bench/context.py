@@ -89,9 +89,40 @@ def claude_events() -> dict[str, dict[str, Any]]:
     }
 
 
+def opencode_events() -> dict[str, dict[str, Any]]:
+    """What the OpenCode plugin (``lanes init --agent opencode``) hands ``lanes guard
+    --agent opencode`` for each of OpenCode's hooks: ``{event, session_id, cwd, tool,
+    args}`` (the plugin's own shape, ``hooks/adapters/opencode.py``)."""
+
+    def ev(name: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "event": name,
+            "input": {"event": name, "session_id": "$SID", "cwd": "$REPO", **fields},
+        }
+
+    return {
+        "start": ev("session.created"),
+        "read": ev("tool.execute.before", tool="read", args={"filePath": "$REPO/$REL"}),
+        "edit": ev(
+            "tool.execute.before",
+            tool="edit",
+            args={"filePath": "$REPO/$REL", "oldString": "a", "newString": "b"},
+        ),
+        "shell": ev("tool.execute.before", tool="bash", args={"command": "echo b > $REL"}),
+        "after_edit": ev(
+            "tool.execute.after",
+            tool="edit",
+            args={"filePath": "$REPO/docs/free.md", "oldString": "a", "newString": "b"},
+        ),
+        "end": ev("session.deleted"),
+    }
+
+
 def events_of(agent: str) -> dict[str, dict[str, Any]]:
     if agent == "claude":
         return claude_events()
+    if agent == "opencode":
+        return opencode_events()
     return dict(json.loads((FIXTURES / f"{agent}.json").read_text())["events"])
 
 
@@ -196,7 +227,8 @@ class Day:
     def api(self, method: str, path: str, token: str | None = None, **kw: Any) -> Any:
         headers = {"X-API-Key": self.key, **({"X-Session-Token": token} if token else {})}
         r = httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kw)
-        r.raise_for_status()
+        if r.status_code >= 400:
+            raise RuntimeError(f"{self.agent}: {method} {path}: {r.status_code} {r.text}")
         return r.json()
 
     def checkin(self, name: str, files: list[str]) -> str:
@@ -240,6 +272,9 @@ class Day:
         self.hook("start", "start")
         nonces = []
         for i in range(CALLS):
+            if i % 10 == 0:  # the other four stay live (they have no keepalive here)
+                for token in self.others:
+                    self.api("POST", "/api/v1/heartbeat", token, json={})
             if i % (CALLS // MESSAGES) == 5:
                 nonce = f"msg-{secrets.token_hex(4)}"
                 nonces.append(nonce)
