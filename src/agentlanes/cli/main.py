@@ -70,13 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else list(argv)
     if args_list[:1] == ["guard"]:
         # Claude Code runs the guard before every edit: skip building the whole parser.
-        if any(a == "--agent" or a.startswith("--agent=") for a in args_list[1:]):
-            from agentlanes.hooks.adapters import main as agent_guard  # every other agent
+        from agentlanes.hooks.adapters import guard
 
-            return agent_guard(args_list[1:])
-        from agentlanes.hooks.adapters.claude import main as claude_guard
-
-        return claude_guard(args_list[1:])
+        return guard(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     try:

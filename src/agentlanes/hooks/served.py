@@ -2,13 +2,14 @@
 on which it runs ``lanes guard ...`` for the agent's hook processes, warm.
 
 Each request is one hook run: its arguments, its stdin, its environment and its working
-directory. It is answered by ``agentlanes.cli.main.main(["guard", ...])`` — the code the
-hook would have run itself — one request at a time, with ``os.environ`` and the working
-directory set to the hook's for its duration, and ``sys.stdin``/``stdout``/``stderr``
-those of the request for the thread that runs it (the keepalive's other threads keep
-theirs). The answer is what the hook would have printed and its exit code.
+directory. It is answered by ``agentlanes.hooks.adapters.guard`` — the code ``lanes
+guard`` runs, which the hook would have run itself — one request at a time, with
+``os.environ`` and the working directory set to the hook's for its duration, and
+``sys.stdin``/``stdout``/``stderr`` those of the request for the thread that runs it (the
+keepalive's other threads keep theirs). The answer is what the hook would have printed
+and its exit code.
 
-The socket lives in a directory of this user's only (``fast.socket_dir``, mode 0700) and
+The socket lives in a directory of this user's only (``fastpath.client.socket_dir``, mode 0700) and
 is removed when the keepalive ends.
 """
 
@@ -164,9 +165,9 @@ class HookServer:
             try:
                 _become(env)
                 os.chdir(str(request["cwd"]))
-                from agentlanes.cli.main import main
+                from agentlanes.hooks.adapters import guard
 
-                code = main(args)
+                code = guard(args[1:])
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
             finally:

@@ -101,3 +101,13 @@ def main(argv: list[str]) -> int:
     if answer.err:
         print(answer.err, file=sys.stderr)
     return answer.code
+
+
+def guard(argv: list[str]) -> int:
+    """``lanes guard ARGS``: every other agent's hook with ``--agent``, else Claude Code's
+    (``cli/main.py`` and the keepalive's served hooks, ``hooks/served.py``, both call it)."""
+    if any(a == "--agent" or a.startswith("--agent=") for a in argv):
+        return main(argv)
+    from agentlanes.hooks.adapters.claude import main as claude_guard
+
+    return claude_guard(argv)
