@@ -115,3 +115,10 @@ def fenced_item(text: object, max_chars: int | None = None) -> str:
 def fenced(items: list[str]) -> list[str]:
     """Lines already made by :func:`fenced_item` inside the fence (none: no lines)."""
     return [FENCE_OPEN, *items, FENCE_CLOSE] if items else []
+
+
+def shell_word(path: str) -> str:
+    """A path as one shell word, for a command a refusal tells the agent to run (patterns
+    with wildcards, spaces or quotes in single quotes)."""
+    safe = all(c.isalnum() or c in "._-/+@%=:," for c in path)
+    return path if safe else "'" + path.replace("'", "'\\''") + "'"

@@ -151,7 +151,9 @@ def refusal(
     names = list(dict.fromkeys(str(c.get("agent_name", "?")) for c in refusing))
     holder = names[0] if names else "AGENT"
     rel = [os.path.relpath(p, root) if root and os.path.isabs(p) else p for p in paths[:2]]
-    shown = " ".join(_shell_word(p[:80]) for p in rel) or "PATH"
+    from agentlanes.domain.words import shell_word
+
+    shown = " ".join(shell_word(p[:80]) for p in rel) or "PATH"
     who = f" (you are {me})" if me else ""
     ways = (
         f"agentlanes: edit refused (block mode). Ways on: wait your turn (lanes wait "
@@ -164,11 +166,6 @@ def refusal(
         head = head[: max(0, room - 1)] + "…"
     text = f"{head}\n{ways}" if head else ways
     return text if len(text) <= REFUSAL_MAX_CHARS else text[-REFUSAL_MAX_CHARS:]
-
-
-def _shell_word(path: str) -> str:
-    safe = all(c.isalnum() or c in "._-/+@%=:," for c in path)
-    return path if safe else "'" + path.replace("'", "'\\''") + "'"
 
 
 # -- PreToolUse ------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentlanes.domain.words import shell_word
+
 # SPEC "Context budget": a refusal reason is at most this long and ends with the next step.
 MAX_CHARS = 600
 # Holders and paths named (the rest are counted); a name or path longer than this is cut.
@@ -17,12 +19,6 @@ SHOWN_CHARS = 60
 
 def _cut(text: str, width: int = SHOWN_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _quote(path: str) -> str:
-    """A path as a shell word (patterns with wildcards in single quotes)."""
-    safe = all(c.isalnum() or c in "._-/+@%=:," for c in path)
-    return path if safe else "'" + path.replace("'", "'\\''") + "'"
 
 
 def refusal_text(
@@ -54,7 +50,7 @@ def refusal_text(
                     held.append(f["example"])
         if c.get("overlapping_area") and not c.get("overlapping_files"):
             held.append(f"area {c.get('declared_area')!r}")
-    paths = " ".join(_quote(_cut(p)) for p in mine[:NAMED]) or "PATH"
+    paths = " ".join(shell_word(_cut(p)) for p in mine[:NAMED]) or "PATH"
     whom = holders[0] if holders else "AGENT"
     named = ", ".join(_cut(h) for h in held[:NAMED]) + (
         f" and {len(held) - NAMED} more" if len(held) > NAMED else ""

@@ -128,6 +128,22 @@ class AgentProgram:
         raise NotImplementedError
 
 
+def add_file_patch(path: Path, content: str) -> Step:
+    """An ``apply_patch`` call (the patch grammar of Codex, Copilot CLI and Cline) that
+    adds ``path`` with ``content``."""
+    lines = "".join(f"+{line}\n" for line in content.splitlines())
+    return Step("apply_patch", {"input": f"*** Begin Patch\n*** Add File: {path}\n{lines}"
+                                         "*** End Patch\n"})  # fmt: skip
+
+
+def update_file_patch(path: Path, old: str, new: str) -> Step:
+    """An ``apply_patch`` call that replaces the lines ``old`` of ``path`` by ``new``."""
+    gone = "".join(f"-{line}\n" for line in old.splitlines())
+    lines = "".join(f"+{line}\n" for line in new.splitlines())
+    return Step("apply_patch", {"input": f"*** Begin Patch\n*** Update File: {path}\n@@\n"
+                                         f"{gone}{lines}*** End Patch\n"})  # fmt: skip
+
+
 def output_field(stdout: str, key: str) -> str | None:
     """``key`` of a program's JSON output: one JSON document, or the last JSON line that
     has it (``--output-format json`` / ``stream-json``)."""

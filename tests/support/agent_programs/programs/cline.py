@@ -15,7 +15,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from tests.support.agent_programs.base import AgentProgram, Run
+from tests.support.agent_programs.base import AgentProgram, Run, add_file_patch, update_file_patch
 from tests.support.scripted_model import Step
 
 
@@ -67,17 +67,12 @@ class Cline(AgentProgram):
     def write(self, path: Path, content: str) -> Step:
         """A new file is added; an existing one has all its lines replaced (an ``Add
         File`` of an existing file is refused by Cline itself)."""
-        lines = "".join(f"+{line}\n" for line in content.splitlines())
         if path.exists():
-            gone = "".join(f"-{line}\n" for line in path.read_text().splitlines())
-            return Step("apply_patch", {"input": f"*** Begin Patch\n*** Update File: {path}\n"
-                                                 f"@@\n{gone}{lines}*** End Patch\n"})  # fmt: skip
-        return Step("apply_patch", {"input": f"*** Begin Patch\n*** Add File: {path}\n{lines}"
-                                             "*** End Patch\n"})  # fmt: skip
+            return update_file_patch(path, path.read_text(), content)
+        return add_file_patch(path, content)
 
     def edit(self, path: Path, old: str, new: str) -> Step:
-        return Step("apply_patch", {"input": f"*** Begin Patch\n*** Update File: {path}\n@@\n"
-                                             f"-{old}\n+{new}\n*** End Patch\n"})  # fmt: skip
+        return update_file_patch(path, old, new)
 
     def read(self, path: Path) -> Step:
         return Step("read_files", {"files": [{"path": os.fspath(path)}]})

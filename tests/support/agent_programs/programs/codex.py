@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from tests.support.agent_programs.base import AgentProgram, Run
+from tests.support.agent_programs.base import AgentProgram, Run, add_file_patch, update_file_patch
 from tests.support.agents import lanes
 from tests.support.scripted_model import Step
 
@@ -75,13 +75,10 @@ class Codex(AgentProgram):
     # Codex's tools: its shell (``exec_command``) and ``apply_patch`` (a freeform tool whose
     # input is the patch; paths as given, here absolute).
     def write(self, path: Path, content: str) -> Step:
-        lines = "".join(f"+{line}\n" for line in content.splitlines())
-        return Step("apply_patch", {"input": f"*** Begin Patch\n*** Add File: {path}\n{lines}"
-                                             "*** End Patch\n"})  # fmt: skip
+        return add_file_patch(path, content)
 
     def edit(self, path: Path, old: str, new: str) -> Step:
-        return Step("apply_patch", {"input": f"*** Begin Patch\n*** Update File: {path}\n@@\n"
-                                             f"-{old}\n+{new}\n*** End Patch\n"})  # fmt: skip
+        return update_file_patch(path, old, new)
 
     def read(self, path: Path) -> Step:
         return self.shell(f"cat {path}")

@@ -15,22 +15,11 @@ import json
 import time
 from typing import Any
 
+from tests.support.scripted_model.dialects import texts_of
 from tests.support.scripted_model.script import Script, Step
 from tests.support.scripted_model.server import Answer, ModelRequest, sse
 
 _ids = itertools.count(1)
-
-
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    out: list[str] = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, str):
-            out.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            out.append(part["text"])
-    return out
 
 
 def read(request: ModelRequest) -> None:
@@ -46,7 +35,7 @@ def read(request: ModelRequest) -> None:
     for message in body.get("messages") or []:
         if not isinstance(message, dict):
             continue
-        said = _texts(message.get("content"))
+        said = texts_of(message.get("content"))
         texts.extend(said)
         for call in message.get("tool_calls") or []:
             if isinstance(call, dict):

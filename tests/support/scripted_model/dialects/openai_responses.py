@@ -15,6 +15,7 @@ import json
 import time
 from typing import Any
 
+from tests.support.scripted_model.dialects import texts_of
 from tests.support.scripted_model.script import Script, Step
 from tests.support.scripted_model.server import Answer, ModelRequest, sse
 
@@ -22,24 +23,12 @@ _ids = itertools.count(1)
 _RESULTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 
 
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    out: list[str] = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, str):
-            out.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            out.append(part["text"])
-    return out
-
-
 def _item_texts(item: dict[str, Any]) -> list[str]:
     kind = item.get("type")
     if kind == "message" or (kind is None and "role" in item):
-        return _texts(item.get("content"))
+        return texts_of(item.get("content"))
     if kind in _RESULTS:
-        return _texts(item.get("output"))
+        return texts_of(item.get("output"))
     if kind == "function_call":
         return [str(item.get("arguments") or "")]
     if kind == "custom_tool_call":
@@ -57,7 +46,7 @@ def _tool_name(tool: Any) -> str:
 def read(request: ModelRequest) -> None:
     body = request.body if isinstance(request.body, dict) else {}
     request.tools = [n for n in (_tool_name(t) for t in body.get("tools") or []) if n]
-    texts = _texts(body.get("instructions"))
+    texts = texts_of(body.get("instructions"))
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
